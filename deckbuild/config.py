@@ -1,0 +1,85 @@
+"""deck.yaml -> a validated DeckConfig.  Every option is documented in OPTIONS."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from deckbuild.errors import Location, Problem
+from deckbuild.model import DeckConfig
+from deckbuild.yamlload import LocatedMap, load_yaml
+
+CONFIG_FILE = "deck.yaml"
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+
+OPTIONS: dict[str, tuple[bool, str]] = {
+    "name": (True, "The deck name shown in Anki.  Anki matches decks by name: renaming makes a new deck."),
+    "namespace": (True, "Never change it: every note GUID is derived from it and the card id."),
+    "version": (True, "The deck's semantic version (MAJOR.MINOR.PATCH); `deckbuild release` bumps it."),
+    "description": (False, "Markdown shown on the deck's overview screen, under the version."),
+    "output": (False, "Folder for built packages, relative to the project (default: dist)."),
+}
+
+
+def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
+    """Read and check deck.yaml; return the config (None if unusable) and every problem."""
+    path = root / CONFIG_FILE
+    display = CONFIG_FILE
+    if not path.is_file():
+        return None, [Problem(Location(display), "E150", f"no {CONFIG_FILE} in {root}; is this a deck project? (see README)")]
+    data, problems = load_yaml(path, display)
+    if data is None and not problems:
+        problems.append(
+            Problem(Location(display), "E103", f"{CONFIG_FILE} is empty; expected a mapping with name, namespace, version")
+        )
+    if problems:
+        return None, problems
+    if not isinstance(data, LocatedMap):
+        return None, [Problem(Location(display, 1, 1), "E103", f"expected a mapping of options; got {type(data).__name__}")]
+    for key in data:
+        if key not in OPTIONS:
+            problems.append(Problem(data.key_locs[key], "E104", f"unknown key '{key}'; expected one of {', '.join(OPTIONS)}"))
+    for key, (required, _doc) in OPTIONS.items():
+        if required and key not in data:
+            problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
+        elif key in data and not isinstance(data[key], str):
+            problems.append(
+                Problem(data.value_locs[key], "E106", f"'{key}': expected text; got {type(data[key]).__name__} {data[key]!r}")
+            )
+    if problems:
+        return None, problems
+    version = data["version"]
+    if not SEMVER.match(version):
+        problems.append(
+            Problem(data.value_locs["version"], "E151", f"'version': expected MAJOR.MINOR.PATCH like 1.0.0; got '{version}'")
+        )
+    namespace = data["namespace"]
+    if not NAMESPACE.match(namespace):
+        problems.append(
+            Problem(
+                data.value_locs["namespace"],
+                "E152",
+                f"'namespace': expected lower-case letters, digits, '.', '_', '-'; got '{namespace}'",
+            )
+        )
+    output = data.get("output", "dist")
+    if Path(output).is_absolute() or ".." in Path(output).parts:
+        problems.append(
+            Problem(data.value_locs["output"], "E112", f"'output' must be a folder inside the project; got '{output}'")
+        )
+    if not data["name"].strip():
+        problems.append(Problem(data.value_locs["name"], "E107", "'name' must not be empty"))
+    if problems:
+        return None, problems
+    return (
+        DeckConfig(
+            name=data["name"].strip(),
+            namespace=namespace,
+            version=version,
+            description=data.get("description", ""),
+            output=output,
+            location=Location(display, 1, 1),
+        ),
+        [],
+    )

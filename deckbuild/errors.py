@@ -1,0 +1,93 @@
+"""The one exception hierarchy: every problem knows its file, line and stable code.
+
+Stages never print and never exit; they collect `Problem`s (or raise `DeckbuildError`)
+and the CLI turns them into `path:line:col: CODE message` lines and an exit status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a source file (1-based line and column; 0 means 'the whole file')."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.path
+        return f"{self.path}:{self.line}:{max(self.col, 1)}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the sources: where, a stable code, and what to do."""
+
+    location: Location
+    code: str
+    message: str
+    severity: Severity = "error"
+
+    def format(self) -> str:
+        prefix = "" if self.severity == "error" else "warning: "
+        return f"{self.location}: {self.code} {prefix}{self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.location.path,
+            "line": self.location.line,
+            "col": self.location.col,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+class DeckbuildError(Exception):
+    """Base of every error deckbuild reports to a user (never shown as a traceback)."""
+
+    exit_code = 1
+
+    def problems(self) -> Sequence[Problem]:
+        return ()
+
+
+class ProjectInvalid(DeckbuildError):
+    """The sources have errors; nothing was written."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self._problems = tuple(problems)
+        errors = sum(1 for p in self._problems if p.severity == "error")
+        super().__init__(f"{errors} error(s) in the sources; nothing was written")
+
+    def problems(self) -> Sequence[Problem]:
+        return self._problems
+
+
+class LocatedError(DeckbuildError):
+    """A single error at a known place (a seed file, deck.yaml, the lock file)."""
+
+    def __init__(self, location: Location, code: str, message: str) -> None:
+        self.problem = Problem(location, code, message)
+        super().__init__(self.problem.format())
+
+    def problems(self) -> Sequence[Problem]:
+        return (self.problem,)
+
+
+class BuildBusy(DeckbuildError):
+    """Another deckbuild process holds the project's lock."""
+
+    exit_code = 3
+
+
+def has_errors(problems: Iterable[Problem]) -> bool:
+    return any(p.severity == "error" for p in problems)

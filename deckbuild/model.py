@@ -1,0 +1,117 @@
+"""THE data model: frozen dataclasses that every stage reads and returns.  No I/O here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from deckbuild.errors import Location
+
+CardKind = Literal["qa", "formula", "fact"]
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class DeckConfig:
+    """deck.yaml, validated."""
+
+    name: str
+    namespace: str
+    version: str
+    description: str
+    output: str
+    location: Location
+
+    @property
+    def slug(self) -> str:
+        from deckbuild.ids import slugify
+
+        return slugify(self.name)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """An image shown under the answer: a generated diagram or a file from media/."""
+
+    alt: str
+    diagram: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+    file: str | None = None
+    location: Location | None = None
+
+    def params_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class Card:
+    """One authored card, as written in cards/*.yaml (not yet rendered)."""
+
+    id: str
+    kind: CardKind
+    location: Location
+    question: str = ""
+    answer: str = ""
+    details: str = ""
+    formula: str = ""
+    fact: str = ""
+    context: str = ""
+    of: str = ""
+    difficulty: str = ""
+    topics: tuple[str, ...] = ()
+    source: str = ""
+    related: tuple[str, ...] = ()
+    duplicate_of: str = ""
+    tags: tuple[str, ...] = ()
+    figure: Figure | None = None
+    missing_code: bool = False
+    retired: bool = False
+    key_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)
+
+    def where(self, key: str) -> Location:
+        """The location of one key's value, falling back to the card's start."""
+        return self.key_locations.get(key, self.location)
+
+
+@dataclass(frozen=True)
+class Project:
+    """A loaded deck project: its config and every card, in source order."""
+
+    root: Path
+    config: DeckConfig
+    cards: tuple[Card, ...]
+
+    def by_id(self) -> dict[str, Card]:
+        return {card.id: card for card in self.cards}
+
+
+@dataclass(frozen=True)
+class MediaFile:
+    """A file that goes into the package under a flat, unique name."""
+
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class RenderedNote:
+    """A note ready for packaging: field HTML in note type order, tags, identity."""
+
+    card_id: str
+    guid: str
+    notetype: str
+    fields: tuple[str, ...]
+    tags: tuple[str, ...]
+    due: int
+    content_hash: str
+    media: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StampedNote:
+    """A rendered note with the modification time Anki uses to decide on updates."""
+
+    note: RenderedNote
+    mod: int

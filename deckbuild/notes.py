@@ -1,0 +1,123 @@
+"""Cards -> rendered notes: field HTML in note type order, tags, GUID and study order."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+
+from deckbuild import ids
+from deckbuild.model import Card, MediaFile, RenderedNote
+from deckbuild.notetypes import CLOZE, QA
+from deckbuild.render import figure_html, markdown_html, plain, related_html
+
+MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
+ILLUSTRATIVE = "Illustrative values, not from the source."
+
+
+def effective(card: Card, by_id: Mapping[str, Card]) -> tuple[str, tuple[str, ...], str]:
+    """Difficulty, topics and source, inherited from the `of` question card where not given."""
+    parent = by_id.get(card.of) if card.of else None
+    difficulty = card.difficulty or (parent.difficulty if parent else "")
+    topics = card.topics or (parent.topics if parent else ())
+    source = card.source or (parent.source if parent else "")
+    return difficulty, topics, source
+
+
+def card_tags(card: Card, difficulty: str, topics: Sequence[str], source: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """difficulty::, topic::, source::, kind:: and the card's own tags, sorted and unique."""
+    tags = {f"difficulty::{difficulty}"} if difficulty else set()
+    tags.update(f"topic::{topic}" for topic in topics)
+    document = source.split("#", 1)[0].strip() if source else "original"
+    tags.add(f"source::{ids.slugify(document)}")
+    if card.kind != "qa":
+        tags.add(f"kind::{card.kind}")
+    if card.missing_code:
+        tags.add("flag::missing-code")
+    if card.duplicate_of:
+        tags.add(f"dup::{card.duplicate_of}")
+    tags.update(card.tags)
+    tags.update(extra)
+    return tuple(sorted(tags))
+
+
+def render_notes(
+    namespace: str,
+    cards: Sequence[Card],
+    figures: Mapping[str, tuple[MediaFile, bool]],
+) -> list[RenderedNote]:
+    """Render every card; `figures` maps card id -> (its image, whether values are illustrative)."""
+    by_id = {card.id: card for card in cards}
+    duplicates_of: dict[str, list[str]] = {}
+    for card in cards:
+        if card.duplicate_of:
+            duplicates_of.setdefault(card.duplicate_of, []).append(card.id)
+    notes = []
+    for due, card in enumerate(cards):
+        difficulty, topics, source = effective(card, by_id)
+        figure = ""
+        media: tuple[str, ...] = ()
+        if card.figure is not None and card.id in figures:
+            file, illustrative = figures[card.id]
+            caption = card.figure.alt + (f" ({ILLUSTRATIVE})" if illustrative else "")
+            figure = figure_html(file.name, card.figure.alt, caption)
+            media = (file.name,)
+        notice = MISSING_CODE_NOTICE if card.missing_code else ""
+        related_ids = list(card.related)
+        if card.duplicate_of:
+            related_ids.insert(0, card.duplicate_of)
+        related_ids += [cid for cid in duplicates_of.get(card.id, []) if cid not in related_ids]
+        label = "Overlaps with" if card.duplicate_of or card.id in duplicates_of else "Related"
+        related = related_html([(cid, _front_text(by_id[cid])) for cid in related_ids if cid in by_id], label)
+        common = {
+            "Details": markdown_html(card.details),
+            "Figure": figure,
+            "Difficulty": plain(difficulty),
+            "Topics": plain(" · ".join(t.replace("::", " › ") for t in topics)),
+            "Source": plain(source.replace("#", " · ")),
+            "Related": related,
+            "Notice": plain(notice),
+            "CardId": plain(card.id),
+            "Reserved1": "",
+            "Reserved2": "",
+        }
+        if card.kind == "qa":
+            values = {"Question": markdown_html(card.question), "Answer": markdown_html(card.answer), **common}
+            notetype = QA
+        else:
+            from deckbuild import cloze
+
+            if card.kind == "formula":
+                text = cloze.to_anki_formula(card.formula)
+            else:
+                text = cloze.render_fact(card.fact, markdown_html)
+            parent = by_id.get(card.of)
+            if parent is not None and not card.related:
+                common["Related"] = related_html([(parent.id, parent.question)], "From the question")
+            values = {"Text": text, "Context": markdown_html(card.context), **common}
+            notetype = CLOZE
+        fields = tuple(values[name] for name in notetype.fields)
+        tags = card_tags(card, difficulty, topics, source)
+        notes.append(
+            RenderedNote(
+                card_id=card.id,
+                guid=ids.note_guid(namespace, card.id),
+                notetype=notetype.key,
+                fields=fields,
+                tags=tags,
+                due=due,
+                content_hash=content_hash(notetype.key, fields, tags),
+                media=media,
+            )
+        )
+    return notes
+
+
+def _front_text(card: Card) -> str:
+    return card.question or card.context or card.id
+
+
+def content_hash(notetype: str, fields: Sequence[str], tags: Sequence[str]) -> str:
+    """What decides whether a note changed: its note type, fields and tags (not its position)."""
+    payload = json.dumps([notetype, list(fields), list(tags)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]

@@ -1,0 +1,129 @@
+"""The build record (deckbuild.lock): per-note content hash and modification time.
+
+Anki updates a note on import only when the incoming `mod` is newer than its own.  So a
+note's mod must stay fixed while its content is unchanged and move forward when it
+changes.  This file remembers both, lives beside the sources, and is committed: one JSON
+line per note keeps diffs readable.  The clock is read only when something changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deckbuild.errors import LocatedError, Location
+from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.model import RenderedNote, StampedNote
+
+RECORD_FILE = "deckbuild.lock"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What the record keeps for one note or note type."""
+
+    hash: str
+    mod: int
+
+
+@dataclass(frozen=True)
+class Record:
+    notes: Mapping[str, Stamp] = field(default_factory=dict)
+    notetypes: Mapping[str, Stamp] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # releases etc. (versioning.py)
+
+    def to_bytes(self) -> bytes:
+        lines = ["{", f'  "format": {FORMAT},']
+        lines.append('  "notetypes": {')
+        lines.append(",\n".join(f"    {json.dumps(k)}: {_stamp_json(v)}" for k, v in sorted(self.notetypes.items())))
+        lines.append("  },")
+        for key, value in sorted(self.extra.items()):
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value, sort_keys=True, ensure_ascii=False)},")
+        lines.append('  "notes": {')
+        lines.append(",\n".join(f"    {json.dumps(k)}: {_stamp_json(v)}" for k, v in sorted(self.notes.items())))
+        lines.append("  }")
+        lines.append("}")
+        return ("\n".join(line for line in lines if line) + "\n").encode()
+
+
+def _stamp_json(stamp: Stamp) -> str:
+    return json.dumps({"hash": stamp.hash, "mod": stamp.mod})
+
+
+def load_record(root: Path) -> Record:
+    path = root / RECORD_FILE
+    if not path.exists():
+        return Record()
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        notes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notes", {}).items()}
+        notetypes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notetypes", {}).items()}
+        extra = {k: v for k, v in data.items() if k not in {"format", "notes", "notetypes"}}
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise LocatedError(
+            Location(RECORD_FILE),
+            "E160",
+            f"the build record is unreadable ({exc}); restore it from git (`git checkout {RECORD_FILE}`), "
+            "or delete it to start over (every note then counts as changed)",
+        ) from None
+    return Record(notes, notetypes, extra)
+
+
+def save_record(root: Path, record: Record) -> bool:
+    """Write the record if it changed; True if the file was written."""
+    data = record.to_bytes()
+    path = root / RECORD_FILE
+    if path.exists() and path.read_bytes() == data:
+        return False
+    atomic_write_bytes(path, data)
+    return True
+
+
+class Clock:
+    """Reads the time once, and only if asked: SOURCE_DATE_EPOCH wins over the system clock."""
+
+    def __init__(self) -> None:
+        self._now: int | None = None
+
+    def now(self) -> int:
+        if self._now is None:
+            env = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+            self._now = int(env) if env.isdigit() else int(time.time())
+        return self._now
+
+
+def stamp_notes(
+    notes: Sequence[RenderedNote], notetype_hashes: Mapping[str, str], record: Record, clock: Clock
+) -> tuple[list[StampedNote], dict[str, int], Record]:
+    """Give every note and note type its mod; return them and the updated record."""
+    stamped: list[StampedNote] = []
+    new_notes: dict[str, Stamp] = {}
+    for note in notes:
+        old = record.notes.get(note.card_id)
+        if old is not None and old.hash == note.content_hash:
+            stamp = old
+        else:
+            mod = clock.now() if old is None else max(clock.now(), old.mod + 1)
+            stamp = Stamp(note.content_hash, mod)
+        new_notes[note.card_id] = stamp
+        stamped.append(StampedNote(note, stamp.mod))
+    # Keep stamps of notes that left the sources: a release needs them to retire notes.
+    for card_id, stamp in record.notes.items():
+        new_notes.setdefault(card_id, stamp)
+    new_types: dict[str, Stamp] = {}
+    for key, content_hash in notetype_hashes.items():
+        old = record.notetypes.get(key)
+        if old is not None and old.hash == content_hash:
+            new_types[key] = old
+        else:
+            new_types[key] = Stamp(content_hash, clock.now() if old is None else max(clock.now(), old.mod + 1))
+    for key, stamp in record.notetypes.items():
+        new_types.setdefault(key, stamp)
+    mods = {key: stamp.mod for key, stamp in new_types.items()}
+    return stamped, mods, Record(new_notes, new_types, record.extra)

@@ -1,0 +1,112 @@
+"""Card text -> field HTML: Markdown, escaping, math.  The rule for raw HTML lives here.
+
+The rule (documented in the README): sources are Markdown, and raw HTML is never passed
+through -- `<b>` shows as `<b>`.  `<`, `>`, `&`, `{{` and `}}` always show literally.
+Math between `\\( \\)` or `\\[ \\]` is kept exactly as written (HTML-escaped) for MathJax.
+Links keep only http(s)/mailto targets; Markdown images are refused in validation and
+never rendered, so a card can neither run script nor load anything from the network.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as etree
+from typing import Any
+
+import markdown
+from markdown.treeprocessors import Treeprocessor
+
+MATH_SPAN = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+_PLACEHOLDER = "\u2063DBMATH{}\u2063"
+_SAFE_SCHEMES = ("http://", "https://", "mailto:")
+
+
+class _SafeLinks(Treeprocessor):
+    """Drop link targets that could run script, and images (figures go through `image:`)."""
+
+    def run(self, root: etree.Element) -> None:
+        for parent in root.iter():
+            for child in list(parent):
+                if child.tag == "a":
+                    href = child.get("href", "").strip()
+                    if not href.lower().startswith(_SAFE_SCHEMES):
+                        child.attrib.pop("href", None)
+                    child.attrib.pop("title", None) if child.get("title") is None else None
+                elif child.tag == "img":
+                    child.tag = "span"
+                    alt = child.get("alt", "")
+                    child.attrib.clear()
+                    child.text = alt
+
+
+def _new_markdown() -> markdown.Markdown:
+    md = markdown.Markdown(extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
+    # Raw HTML and character entities are not Markdown for us: they must show literally.
+    md.preprocessors.deregister("html_block")
+    md.inlinePatterns.deregister("html")
+    md.inlinePatterns.deregister("entity")
+    md.treeprocessors.register(_SafeLinks(md), "deckbuild_safe_links", 0)
+    return md
+
+
+_md: markdown.Markdown | None = None
+
+
+def markdown_html(text: str, *, inline: bool = False) -> str:
+    """Render one field's Markdown to HTML under the rule above; '' stays ''."""
+    global _md
+    if not text.strip():
+        return ""
+    if _md is None:
+        _md = _new_markdown()
+    spans: list[str] = []
+
+    def protect(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return _PLACEHOLDER.format(len(spans) - 1)
+
+    protected = MATH_SPAN.sub(protect, text.strip())
+    _md.reset()
+    out = _md.convert(protected)
+    if inline and out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
+        out = out[3:-4]
+    out = escape_braces(out)
+    for index, span in enumerate(spans):
+        out = out.replace(_PLACEHOLDER.format(index), html.escape(span, quote=False))
+    return out
+
+
+def escape_braces(html_text: str) -> str:
+    """Write braces as entities so no `{{` ever reaches Anki's template or cloze parser."""
+    return html_text.replace("{", "&#123;").replace("}", "&#125;")
+
+
+def plain(text: str) -> str:
+    """Escape plain text (names, ids, topics) for a field."""
+    return escape_braces(html.escape(text, quote=False))
+
+
+def markdown_images(text: str) -> list[str]:
+    """Markdown image syntax in a text (refused by validation: use the `image:` key)."""
+    return re.findall(r"!\[[^\]]*\]\([^)]*\)", text)
+
+
+def figure_html(file_name: str, alt: str, caption: str) -> str:
+    """The Figure field: an image that scales to the card and its visible caption."""
+    return (
+        f'<figure class="db-figure"><img class="diagram" src="{html.escape(file_name)}" '
+        f'alt="{html.escape(alt)}"><figcaption>{plain(caption)}</figcaption></figure>'
+    )
+
+
+def related_html(questions: list[tuple[str, str]], label: str) -> str:
+    """A quiet list of related questions (their text, never bare ids)."""
+    if not questions:
+        return ""
+    items = "".join(f"<li>{markdown_html(q, inline=True)}</li>" for _cid, q in questions)
+    return f'<div class="db-related-label">{plain(label)}</div><ul class="db-related">{items}</ul>'
+
+
+def describe(value: Any) -> str:
+    return html.escape(str(value))

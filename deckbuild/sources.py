@@ -1,0 +1,296 @@
+"""Read cards/*.yaml in sorted order into Card objects, keeping file:line for every value.
+
+This stage checks each card on its own (keys, types, allowed values).  Checks that need
+the whole deck (duplicate ids, references, media) live in validate.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from deckbuild.errors import Location, Problem
+from deckbuild.ids import CARD_ID_PATTERN
+from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
+from deckbuild.yamlload import LocatedList, LocatedMap, load_yaml
+
+CARDS_DIR = "cards"
+
+# Every key a card may have, and what it holds.  The README documents the same list.
+CARD_KEYS: dict[str, str] = {
+    "id": "unique, stable card id",
+    "question": "Markdown: the front of a question/answer card",
+    "answer": "Markdown: the short answer",
+    "details": "Markdown: more explanation, shown after the answer",
+    "formula": "LaTeX with {{cN::...}} deletions: a formula cloze card",
+    "fact": "Markdown with {{cN::...}} deletions: a fact cloze card",
+    "context": "Markdown shown above a formula or fact",
+    "of": "id of the question card a formula or fact comes from",
+    "difficulty": "easy | medium | hard",
+    "topics": "list of topic::subtopic",
+    "source": "where the card comes from: document#place",
+    "related": "list of related card ids",
+    "duplicate_of": "id of a card this one overlaps",
+    "tags": "list of extra Anki tags",
+    "diagram": "a generated image: name, params, alt",
+    "image": "an image from media/: file, alt",
+    "missing_code": "true if the source's code example was lost",
+    "origin": "written by `deckbuild import`: where the card came from",
+}
+TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
+TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
+
+
+def card_files(root: Path) -> list[Path]:
+    """cards/*.yaml (and *.yml), sorted by name so builds never depend on the file system."""
+    folder = root / CARDS_DIR
+    if not folder.is_dir():
+        return []
+    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")], key=lambda p: p.name)
+
+
+def load_cards(root: Path) -> tuple[list[Card], list[Problem]]:
+    """Load every card file; a broken file is reported and the others still load."""
+    cards: list[Card] = []
+    problems: list[Problem] = []
+    files = card_files(root)
+    if not files:
+        problems.append(Problem(Location(CARDS_DIR), "E119", f"no card files: add {CARDS_DIR}/<topic>.yaml (see README)"))
+    for path in files:
+        display = path.relative_to(root).as_posix()
+        data, file_problems = load_yaml(path, display)
+        problems.extend(file_problems)
+        if data is None:
+            continue  # empty file (allowed) or unreadable (already reported)
+        if not isinstance(data, LocatedList):
+            problems.append(
+                Problem(getattr(data, "loc", Location(display, 1, 1)), "E103", "expected a list of cards ('- id: ...')")
+            )
+            continue
+        for item, loc in zip(data, data.item_locs, strict=True):
+            card = _card_from(item, loc, problems)
+            if card is not None:
+                cards.append(card)
+    return cards, problems
+
+
+def _text(item: LocatedMap, key: str, problems: list[Problem]) -> str:
+    value = item.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        problems.append(Problem(item.value_locs[key], "E106", f"'{key}': expected text; got {_kind(value)}"))
+        return ""
+    return value
+
+
+def _word_list(item: LocatedMap, key: str, problems: list[Problem]) -> tuple[str, ...]:
+    value = item.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(Problem(item.value_locs[key], "E106", f"'{key}': expected a list of words; got {_kind(value)}"))
+        return ()
+    return tuple(v.strip() for v in value)
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "a mapping", list: "a list", bool: "true/false", int: "a number", float: "a number", str: "text"}
+    for cls in (LocatedMap, LocatedList):
+        if isinstance(value, cls):
+            return names[cls.__mro__[1]]
+    return names.get(type(value), type(value).__name__)
+
+
+def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None:
+    if not isinstance(item, LocatedMap):
+        problems.append(Problem(loc, "E103", f"expected a card (a mapping with id, question, answer, ...); got {_kind(item)}"))
+        return None
+    for key in item:
+        if key not in CARD_KEYS:
+            problems.append(Problem(item.key_locs[key], "E104", f"unknown key '{key}'; expected one of {', '.join(CARD_KEYS)}"))
+    card_id = item.get("id")
+    if card_id is None:
+        problems.append(Problem(loc, "E105", "card has no 'id'; every card needs a unique, stable id"))
+        return None
+    if not isinstance(card_id, str) or not CARD_ID_PATTERN.match(card_id):
+        problems.append(
+            Problem(
+                item.value_locs["id"],
+                "E109",
+                f"'id': expected lower-case letters, digits, '.', '_', '-' (1-80 characters); got {card_id!r}",
+            )
+        )
+        return None
+    kinds = [key for key in TEXT_KINDS if key in item]
+    if len(kinds) != 1:
+        found = " and ".join(kinds) if kinds else "none of them"
+        problems.append(
+            Problem(
+                loc,
+                "E105" if not kinds else "E120",
+                f"card '{card_id}': expected exactly one of question, formula, fact; got {found}",
+            )
+        )
+        return None
+    kind = TEXT_KINDS[kinds[0]]
+    before = len(problems)
+    fields = {
+        key: _text(item, key, problems)
+        for key in ("question", "answer", "details", "formula", "fact", "context", "of", "source", "duplicate_of")
+    }
+    if kind == "qa":
+        for key in ("question", "answer"):
+            if not fields[key].strip():
+                code = "E105" if key not in item else "E107"
+                problems.append(
+                    Problem(item.value_locs.get(key, loc), code, f"card '{card_id}': '{key}' is required and must not be empty")
+                )
+        for key in ("formula", "fact", "context", "of"):
+            if key in item:
+                problems.append(
+                    Problem(
+                        item.key_locs[key], "E120", f"card '{card_id}': '{key}' belongs to formula/fact cards, not question cards"
+                    )
+                )
+    else:
+        if not fields[kind].strip():
+            problems.append(Problem(item.value_locs[kind], "E107", f"card '{card_id}': '{kind}' must not be empty"))
+        for key in ("question", "answer"):
+            if key in item:
+                problems.append(
+                    Problem(item.key_locs[key], "E120", f"card '{card_id}': '{key}' belongs to question cards, not {kind} cards")
+                )
+    difficulty = fields_difficulty(item, card_id, kind, problems)
+    topics = _word_list(item, "topics", problems)
+    if kind == "qa" and not topics and "topics" not in item:
+        problems.append(Problem(loc, "E105", f"card '{card_id}': missing required key 'topics' (at least one topic::subtopic)"))
+    elif "topics" in item and not topics:
+        problems.append(Problem(item.value_locs["topics"], "E107", f"card '{card_id}': 'topics' must list at least one topic"))
+    for topic in topics:
+        if not TOPIC_PATTERN.match(topic):
+            problems.append(
+                Problem(
+                    item.value_locs["topics"],
+                    "E107",
+                    f"card '{card_id}': topic '{topic}': expected lower-case words joined by '::', like optimization::lr-schedule",
+                )
+            )
+    tags = _word_list(item, "tags", problems)
+    for tag in tags:
+        if not TAG_PATTERN.match(tag):
+            problems.append(
+                Problem(
+                    item.value_locs["tags"],
+                    "E107",
+                    f"card '{card_id}': tag '{tag}': expected letters, digits, '_', '.', '-', '::' and no spaces",
+                )
+            )
+    related = _word_list(item, "related", problems)
+    missing_code = item.get("missing_code", False)
+    if not isinstance(missing_code, bool):
+        problems.append(
+            Problem(item.value_locs["missing_code"], "E106", f"'missing_code': expected true or false; got {missing_code!r}")
+        )
+        missing_code = False
+    if "origin" in item and not isinstance(item["origin"], dict):
+        problems.append(Problem(item.value_locs["origin"], "E106", "'origin': expected a mapping (written by deckbuild import)"))
+    figure = _figure(item, card_id, problems)
+    if len(problems) > before:
+        return None
+    key_locations = dict(item.value_locs)
+    return Card(
+        id=card_id,
+        kind=kind,
+        location=loc,
+        question=fields["question"],
+        answer=fields["answer"],
+        details=fields["details"],
+        formula=fields["formula"],
+        fact=fields["fact"],
+        context=fields["context"],
+        of=fields["of"].strip(),
+        difficulty=difficulty,
+        topics=topics,
+        source=fields["source"].strip(),
+        related=related,
+        duplicate_of=fields["duplicate_of"].strip(),
+        tags=tags,
+        figure=figure,
+        missing_code=missing_code,
+        key_locations=key_locations,
+    )
+
+
+def fields_difficulty(item: LocatedMap, card_id: str, kind: CardKind, problems: list[Problem]) -> str:
+    if "difficulty" not in item:
+        if kind == "qa":
+            problems.append(
+                Problem(item.loc, "E105", f"card '{card_id}': missing required key 'difficulty' ({' | '.join(DIFFICULTIES)})")
+            )
+        return ""
+    value = item["difficulty"]
+    if value not in DIFFICULTIES:
+        problems.append(
+            Problem(
+                item.value_locs["difficulty"],
+                "E107",
+                f"card '{card_id}': difficulty: expected one of {', '.join(DIFFICULTIES)}; got {value!r}",
+            )
+        )
+        return ""
+    return str(value)
+
+
+def _figure(item: LocatedMap, card_id: str, problems: list[Problem]) -> Figure | None:
+    if "diagram" in item and "image" in item:
+        problems.append(Problem(item.key_locs["image"], "E120", f"card '{card_id}': give either 'diagram' or 'image', not both"))
+        return None
+    for key, required in (("diagram", ("name", "alt")), ("image", ("file", "alt"))):
+        if key not in item:
+            continue
+        spec = item[key]
+        where = item.value_locs[key]
+        if not isinstance(spec, LocatedMap):
+            problems.append(Problem(where, "E106", f"'{key}': expected a mapping with {', '.join(required)}; got {_kind(spec)}"))
+            return None
+        allowed = (*required, "params") if key == "diagram" else required
+        for sub in spec:
+            if sub not in allowed:
+                problems.append(
+                    Problem(spec.key_locs[sub], "E104", f"'{key}': unknown key '{sub}'; expected one of {', '.join(allowed)}")
+                )
+        for sub in required:
+            if not isinstance(spec.get(sub), str) or not spec[sub].strip():
+                problems.append(Problem(spec.value_locs.get(sub, where), "E105", f"'{key}': '{sub}' is required (text)"))
+        params = spec.get("params", {})
+        if not isinstance(params, dict):
+            problems.append(
+                Problem(spec.value_locs["params"], "E106", f"'{key}.params': expected a mapping; got {_kind(params)}")
+            )
+            return None
+        if any(p.location == where for p in problems):
+            return None
+        return Figure(
+            alt=str(spec.get("alt", "")).strip(),
+            diagram=spec.get("name") if key == "diagram" else None,
+            params=tuple(sorted((str(k), _plain(v)) for k, v in params.items())),
+            file=spec.get("file") if key == "image" else None,
+            location=where,
+        )
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """Located containers -> hashable plain values (tuples), for frozen dataclasses."""
+    if isinstance(value, list):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
+    return value

@@ -1,0 +1,182 @@
+"""Safe YAML loading that remembers where every value came from.
+
+PyYAML's safe loader silently keeps the last of two equal keys and forgets line numbers.
+Card authors need both: a key given twice is a mistake to report, and every later error
+must point at `file:line:col`.  So we compose the node tree (C-accelerated where
+available) and build plain Python values ourselves, refusing anchors and aliases (the
+"billion laughs" bomb) and absurd nesting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from deckbuild.errors import Location, Problem
+
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_DEPTH = 50
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+class LocatedMap(dict[str, Any]):
+    """A mapping that knows where it and each of its keys' values start."""
+
+    loc: Location
+    key_locs: dict[str, Location]
+    value_locs: dict[str, Location]
+
+
+class LocatedList(list[Any]):
+    """A sequence that knows where it and each of its items start."""
+
+    loc: Location
+    item_locs: list[Location]
+
+
+class _Abort(Exception):
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+
+
+def read_text(path: Path, display: str) -> tuple[str | None, list[Problem]]:
+    """Read a UTF-8 source file (a BOM is allowed and dropped; CRLF is accepted)."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None, [
+                Problem(Location(display), "E117", f"file is larger than {MAX_FILE_BYTES // 1024 // 1024} MB; split it")
+            ]
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [Problem(Location(display), "E118", f"cannot read file: {exc.strerror}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, [
+            Problem(
+                Location(display, line, col),
+                "E102",
+                f"file is not valid UTF-8: byte 0x{raw[exc.start]:02x} cannot be decoded; save the file as UTF-8",
+            )
+        ]
+    return text.removeprefix("\ufeff"), []
+
+
+def load_yaml(path: Path, display: str) -> tuple[Any, list[Problem]]:
+    """Parse one YAML file into plain values with locations; problems instead of exceptions."""
+    text, problems = read_text(path, display)
+    if text is None:
+        return None, problems
+    return parse_yaml(text, display)
+
+
+def parse_yaml(text: str, display: str) -> tuple[Any, list[Problem]]:
+    """Parse YAML text (see load_yaml)."""
+    problems: list[Problem] = []
+    try:
+        value = _build_from_events(text, display, problems)
+    except _Abort as abort:
+        return None, [abort.problem]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = Location(display, mark.line + 1, mark.column + 1) if mark else Location(display)
+        what = exc.problem or "invalid YAML"
+        lines = text.splitlines()
+        line_text = lines[mark.line] if mark and mark.line < len(lines) else ""
+        hint = " (YAML indentation must use spaces, not tabs)" if mark and "\t" in line_text[: mark.column + 1] else ""
+        return None, [Problem(where, "E100", f"YAML syntax error: {what}{hint}")]
+    except yaml.YAMLError as exc:
+        return None, [Problem(Location(display), "E100", f"YAML syntax error: {exc}")]
+    return value, problems
+
+
+def _build_from_events(text: str, display: str, problems: list[Problem]) -> Any:
+    """Build values from the parser's event stream.
+
+    Iterative on purpose: the recursive composer overflows the C stack on deeply nested
+    input, which no `except` can catch.
+    """
+    loader = _Loader("")
+    stack: list[Any] = []  # containers being filled
+    pending_key: list[Any] = []  # per mapping on the stack: the key waiting for its value
+    root: Any = None
+    documents = 0
+
+    def where(event: Any) -> Location:
+        return Location(display, event.start_mark.line + 1, event.start_mark.column + 1)
+
+    def attach(value: Any, loc: Location) -> None:
+        nonlocal root
+        if not stack:
+            root = value
+            return
+        parent = stack[-1]
+        if isinstance(parent, LocatedList):
+            parent.append(value)
+            parent.item_locs.append(loc)
+            return
+        key_slot = pending_key[-1]
+        if key_slot is None:
+            if isinstance(value, (LocatedList, LocatedMap)):
+                raise _Abort(Problem(loc, "E106", "a mapping key must be a plain word"))
+            pending_key[-1] = (str(value), loc)
+            return
+        key, key_loc = key_slot
+        pending_key[-1] = None
+        if key in parent:
+            first = parent.key_locs[key]
+            problems.append(
+                Problem(key_loc, "E101", f"key '{key}' is given twice in one mapping (first at line {first.line}); keep one")
+            )
+            return
+        parent[key] = value
+        parent.key_locs[key] = key_loc
+        parent.value_locs[key] = loc
+
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise _Abort(Problem(where(event), "E100", "YAML syntax error: only one document per file (remove '---')"))
+            elif isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise _Abort(
+                    Problem(
+                        where(event), "E114", "YAML anchors and aliases (&name, *name) are not supported; write the value out"
+                    )
+                )
+            elif isinstance(event, yaml.ScalarEvent):
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+                node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+                try:
+                    value = loader.construct_object(node, deep=True)
+                except yaml.constructor.ConstructorError as exc:
+                    raise _Abort(Problem(where(event), "E106", f"cannot read value: {exc.problem}")) from None
+                attach(value, where(event))
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(stack) >= MAX_DEPTH:
+                    raise _Abort(Problem(where(event), "E115", f"YAML nested too deeply (limit {MAX_DEPTH} levels)"))
+                container: Any
+                if isinstance(event, yaml.SequenceStartEvent):
+                    container = LocatedList()
+                    container.item_locs = []
+                else:
+                    container = LocatedMap()
+                    container.key_locs = {}
+                    container.value_locs = {}
+                container.loc = where(event)
+                attach(container, container.loc)
+                stack.append(container)
+                pending_key.append(None)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                stack.pop()
+                pending_key.pop()
+    finally:
+        loader.dispose()
+    return root

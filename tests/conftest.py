@@ -1,0 +1,48 @@
+"""Shared fixtures: throwaway deck projects and a real Anki collection."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+PROJECTS = Path(__file__).parent / "projects"
+REPO = Path(__file__).parent.parent
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write a small file tree from {relative path: text or bytes} (text is dedented)."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def copy_project(name: str, dest: Path) -> Path:
+    """A private copy of tests/projects/<name> without build outputs."""
+    target = dest / name
+    shutil.copytree(PROJECTS / name, target, ignore=shutil.ignore_patterns("dist", ".deckbuild-cache", "deckbuild.lock"))
+    return target
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    return copy_project("sample", tmp_path)
+
+
+@pytest.fixture
+def collection(tmp_path: Path) -> Iterator[object]:
+    from ankiutil import new_collection
+
+    col = new_collection(tmp_path / "anki")
+    try:
+        yield col
+    finally:
+        col.close()
