@@ -23,8 +23,16 @@ from pathlib import Path
 
 DIFFICULTIES = ("easy", "medium", "hard")
 LEVELS = ("Beginners", "Intermediate", "Experienced")
-LEVEL_TAG = {"Beginners": "beginner", "Intermediate": "intermediate", "Experienced": "experienced"}
-LEVEL_DIFFICULTY = {"Beginners": "easy", "Intermediate": "medium", "Experienced": "hard"}
+LEVEL_TAG = {
+    "Beginners": "beginner",
+    "Intermediate": "intermediate",
+    "Experienced": "experienced",
+}
+LEVEL_DIFFICULTY = {
+    "Beginners": "easy",
+    "Intermediate": "medium",
+    "Experienced": "hard",
+}
 
 FORM_BULLETS = "bullets"
 FORM_PROSE = "prose"
@@ -33,7 +41,9 @@ FORM_PROSE = "prose"
 class SeedFormatError(Exception):
     """A seed file that cannot be parsed; says where, what was expected and what was found."""
 
-    def __init__(self, path: Path | str, line: int | None, code: str, message: str) -> None:
+    def __init__(
+        self, path: Path | str, line: int | None, code: str, message: str
+    ) -> None:
         super().__init__(message)
         self.path = Path(path)
         self.line = line
@@ -89,12 +99,16 @@ def _read_lines(path: Path) -> list[str]:
     """The file's lines without line ends or blank lines' content (A01: no final newline)."""
     data = path.read_bytes()
     if not data.strip():
-        raise SeedFormatError(path, None, "E301", "empty seed file: expected questions, found no text")
+        raise SeedFormatError(
+            path, None, "E301", "empty seed file: expected questions, found no text"
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise SeedFormatError(path, line, "E303", f"not UTF-8 text (byte {exc.start})") from exc
+        raise SeedFormatError(
+            path, line, "E303", f"not UTF-8 text (byte {exc.start})"
+        ) from exc
     return [line.rstrip("\r") for line in text.split("\n")]
 
 
@@ -105,7 +119,9 @@ _TD_FIRST = re.compile(r"^(easy|medium|hard)- (.*)$")
 _TD_BULLET = re.compile(r"^- (.*)$")
 
 
-def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[SeedQuestion]:
+def _parse_training_dynamics(
+    path: Path, lines: list[str], slug: str
+) -> list[SeedQuestion]:
     """Header, then per question: question line, "DIFF- first bullet", further "- " bullets."""
     header = _TD_HEADER.match(lines[0])
     assert header
@@ -138,7 +154,9 @@ def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[Se
         if state == "expect-difficulty":
             if not first:
                 raise SeedFormatError(
-                    path, lineno, "E311",
+                    path,
+                    lineno,
+                    "E311",
                     f"expected '<easy|medium|hard>- <first bullet>' after the question on line "
                     f"{current['line']}, found {line[:60]!r}",
                 )
@@ -147,30 +165,43 @@ def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[Se
             state = "in-bullets"
         elif first:
             raise SeedFormatError(
-                path, lineno, "E312",
+                path,
+                lineno,
+                "E312",
                 f"difficulty line without a question before it: found {line[:60]!r}",
             )
         elif bullet:
             if state != "in-bullets":
                 raise SeedFormatError(
-                    path, lineno, "E313", f"bullet before any question: found {line[:60]!r}"
+                    path,
+                    lineno,
+                    "E313",
+                    f"bullet before any question: found {line[:60]!r}",
                 )
             current["bullets"].append(normalize_ws(bullet.group(1)))
         else:
             close()
-            current = {"question": normalize_ws(line), "bullets": [], "difficulty": None,
-                       "line": lineno}
+            current = {
+                "question": normalize_ws(line),
+                "bullets": [],
+                "difficulty": None,
+                "line": lineno,
+            }
             state = "expect-difficulty"
     if state == "expect-difficulty":
         raise SeedFormatError(
-            path, len(lines), "E314",
+            path,
+            len(lines),
+            "E314",
             f"file ends after the question on line {current['line']} without its answer "
             "(truncated?): expected a '<difficulty>- ' line",
         )
     close()
     if len(questions) != claimed:
         raise SeedFormatError(
-            path, 1, "E315",
+            path,
+            1,
+            "E315",
             f"header announces {claimed} questions, found {len(questions)} (truncated or edited "
             "seed? update the header's count if the change is intended)",
         )
@@ -185,9 +216,13 @@ _NUMBERED = re.compile(r"^(\d{1,3})\. (.+)$")
 
 def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQuestion]:
     """Preamble, three listed levels, three answered levels, page trailer (SEEDS.md §6.2)."""
-    title = next(m.group(1) for line in lines if (m := _BANK_ANSWERS.match(line.strip())))
+    title = next(
+        m.group(1) for line in lines if (m := _BANK_ANSWERS.match(line.strip()))
+    )
     list_heading = {f"{title} Interview Questions for {lv}": lv for lv in LEVELS}
-    answer_heading = {f"{title} Interview Questions and Answers for {lv}": lv for lv in LEVELS}
+    answer_heading = {
+        f"{title} Interview Questions and Answers for {lv}": lv for lv in LEVELS
+    }
     answers_intro = f"{title} Interview Questions and Answers"
     trailer = f"{title} Documentation and Further Reading"
 
@@ -195,6 +230,7 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
     answered: list[dict] = []
     state = "preamble"
     level_index = -1  # position in LEVELS of the current section
+    after_description = "list"  # the state a heading's one description line leads to
     for lineno, raw in enumerate(lines, start=1):
         line = normalize_ws(raw)
         if not line:
@@ -206,9 +242,14 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             continue
         if line in list_heading:
             level = list_heading[line]
-            if state not in ("preamble", "list") or LEVELS.index(level) != level_index + 1:
+            if (
+                state not in ("preamble", "list")
+                or LEVELS.index(level) != level_index + 1
+            ):
                 raise SeedFormatError(
-                    path, lineno, "E321",
+                    path,
+                    lineno,
+                    "E321",
                     f"expected the list heading for {LEVELS[level_index + 1] if level_index < 2 else 'answers'}"
                     f" here, found {line!r}",
                 )
@@ -217,14 +258,21 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             continue
         if line == answers_intro:
             if state != "list" or level_index != 2:
-                raise SeedFormatError(path, lineno, "E321",
-                                      f"answers start before all three question lists: {line!r}")
+                raise SeedFormatError(
+                    path,
+                    lineno,
+                    "E321",
+                    f"answers start before all three question lists: {line!r}",
+                )
             state, after_description = "description", "answers-wait"
             level_index = -1
             continue
         if line in answer_heading:
             level = answer_heading[line]
-            if state not in ("answers-wait", "answers") or LEVELS.index(level) != level_index + 1:
+            if (
+                state not in ("answers-wait", "answers")
+                or LEVELS.index(level) != level_index + 1
+            ):
                 raise SeedFormatError(
                     path, lineno, "E322", f"answer heading out of order: found {line!r}"
                 )
@@ -233,8 +281,12 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             continue
         if line == trailer:
             if state != "answers" or level_index != 2:
-                raise SeedFormatError(path, lineno, "E322",
-                                      f"page trailer before the Experienced answers: {line!r}")
+                raise SeedFormatError(
+                    path,
+                    lineno,
+                    "E322",
+                    f"page trailer before the Experienced answers: {line!r}",
+                )
             state = "trailer"
             continue
         if state == "list":
@@ -243,50 +295,83 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             numbered = _NUMBERED.match(line)
             expected = len(answered) + 1
             if numbered and int(numbered.group(1)) == expected:
-                if expected > len(listed) or listed[expected - 1][0] != numbered.group(2):
-                    found = listed[expected - 1][0] if expected <= len(listed) else "nothing"
+                if expected > len(listed) or listed[expected - 1][0] != numbered.group(
+                    2
+                ):
+                    found = (
+                        listed[expected - 1][0]
+                        if expected <= len(listed)
+                        else "nothing"
+                    )
                     raise SeedFormatError(
-                        path, lineno, "E323",
+                        path,
+                        lineno,
+                        "E323",
                         f"answer {expected} repeats a question that differs from list item "
                         f"{expected}: listed {found!r}, answered {numbered.group(2)!r}",
                     )
                 if listed[expected - 1][1] != LEVELS[level_index]:
                     raise SeedFormatError(
-                        path, lineno, "E324",
+                        path,
+                        lineno,
+                        "E324",
                         f"question {expected} is listed as {listed[expected - 1][1]} but answered "
                         f"under {LEVELS[level_index]}",
                     )
-                answered.append({"number": expected, "question": numbered.group(2),
-                                 "paragraphs": [], "level": LEVELS[level_index], "line": lineno})
+                answered.append(
+                    {
+                        "number": expected,
+                        "question": numbered.group(2),
+                        "paragraphs": [],
+                        "level": LEVELS[level_index],
+                        "line": lineno,
+                    }
+                )
             elif numbered:
                 raise SeedFormatError(
-                    path, lineno, "E325",
+                    path,
+                    lineno,
+                    "E325",
                     f"answers are not numbered consecutively: expected {expected}, found "
                     f"{numbered.group(1)}",
                 )
             elif not answered:
-                raise SeedFormatError(path, lineno, "E325",
-                                      f"expected '1. <question>', found {line[:60]!r}")
+                raise SeedFormatError(
+                    path,
+                    lineno,
+                    "E325",
+                    f"expected '1. <question>', found {line[:60]!r}",
+                )
             else:
                 answered[-1]["paragraphs"].append(line)
     if state in ("preamble", "list", "answers-wait", "description") or not answered:
         raise SeedFormatError(
-            path, len(lines), "E326",
+            path,
+            len(lines),
+            "E326",
             f"file ends before the numbered answers (state {state}): truncated?",
         )
     for item in answered:
         if not item["paragraphs"]:
-            raise SeedFormatError(path, item["line"], "E327",
-                                  f"question {item['number']} has no answer text")
+            raise SeedFormatError(
+                path,
+                item["line"],
+                "E327",
+                f"question {item['number']} has no answer text",
+            )
     if len(answered) != len(listed):
         raise SeedFormatError(
-            path, len(lines), "E328",
+            path,
+            len(lines),
+            "E328",
             f"the list has {len(listed)} questions but the answers stop at {len(answered)} "
             "(truncated?)",
         )
     if state != "trailer":
         raise SeedFormatError(
-            path, len(lines), "E329",
+            path,
+            len(lines),
+            "E329",
             f"expected the page trailer {trailer!r} after answer {len(answered)}, found the end of "
             "the file (truncated?)",
         )
@@ -332,7 +417,9 @@ def parse_seed(path: Path) -> SeedDocument:
     else:
         first = next((line.strip() for line in lines if line.strip()), "")
         raise SeedFormatError(
-            path, 1, "E302",
+            path,
+            1,
+            "E302",
             "unrecognised seed format: expected a header like '43 interview questions on ...' "
             "or a '<Title> Interview Questions and Answers' heading, found "
             f"{first[:60]!r}",
@@ -341,7 +428,11 @@ def parse_seed(path: Path) -> SeedDocument:
     for q in questions:
         key = q.question.casefold()
         if key in seen:
-            raise SeedFormatError(path, q.line, "E330",
-                                  f"question repeated from line {seen[key]}: {q.question!r}")
+            raise SeedFormatError(
+                path,
+                q.line,
+                "E330",
+                f"question repeated from line {seen[key]}: {q.question!r}",
+            )
         seen[key] = q.line
     return SeedDocument(path=path, slug=slug, kind=kind, questions=tuple(questions))
