@@ -102,6 +102,7 @@ class Curation:
 
 def load_curation(path: Path) -> Curation:
     """Read the curation file; a missing file means nothing is curated."""
+    path = Path(path)
     if not path.exists():
         return Curation()
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -186,8 +187,11 @@ def split_sentences(paragraph: str) -> list[str]:
     for match in re.finditer(r"[.!?][\"”’)]?\s+", paragraph):
         before = paragraph[start : match.start() + 1]
         last_word = before.split()[-1].lstrip('(["“') if before.split() else ""
-        if last_word.lower() in _ABBREVIATIONS:
-            continue
+        if last_word.lower() in _ABBREVIATIONS or last_word.endswith(".."):
+            continue  # "e.g." / "et al." / an ellipsis in ASCII math ("w1*x1 + ... + b")
+        following = paragraph[match.end() : match.end() + 1]
+        if following and not (following.isalnum() or following in "\"“‘`('"):
+            continue  # the next "sentence" would start with an operator, e.g. "+ wn*xn"
         sentences.append(paragraph[start : match.end()].strip())
         start = match.end()
     tail = paragraph[start:].strip()
@@ -197,6 +201,11 @@ def split_sentences(paragraph: str) -> list[str]:
 
 
 _LABEL = re.compile(r"^([^:=]{1,40}?): (?=\S)")
+
+
+def _is_label(text: str) -> bool:
+    """A short lead-in like "Pitfall" or "Linear rule (Goyal et al., 2017)", not a clause."""
+    return len(re.sub(r"\([^)]*\)", "", text).split()) <= 3
 
 
 def _apply_replacements(text: str, replacements: dict[str, str]) -> str:
@@ -216,7 +225,7 @@ def render_answer(
         lines = []
         for bullet in blocks:
             label = _LABEL.match(bullet)
-            if label:
+            if label and _is_label(label.group(1)):
                 rest = bullet[label.end() :]
                 lines.append(
                     f"- **{render_inline(label.group(1), code)}:** "
