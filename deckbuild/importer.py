@@ -105,7 +105,7 @@ def load_curation(path: Path) -> Curation:
     path = Path(path)
     if not path.exists():
         return Curation()
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = _load_yaml(path.read_text(encoding="utf-8")) or {}
     entries = tuple(
         CurationEntry(
             id=item["id"],
@@ -267,6 +267,13 @@ def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
 
 _CardDumper.add_representer(str, _represent_str)
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader when installed (same data, ~20x faster on 163 cards)."""
+
+
+def _load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # CSafeLoader/SafeLoader only
+
 
 def dump_cards(cards: list[dict[str, Any]]) -> str:
     """A cards file: one YAML list, a blank line between cards (readable diffs)."""
@@ -356,7 +363,7 @@ def _load_cards(cards_dir: Path) -> dict[Path, list[dict[str, Any]]]:
     files: dict[Path, list[dict[str, Any]]] = {}
     for path in sorted(cards_dir.glob("*.yaml")) if cards_dir.is_dir() else []:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = _load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise CardsFileError(path, "E340", f"not valid YAML: {exc}") from exc
         if data is None:
@@ -483,6 +490,17 @@ def import_seeds(
     """
     project_dir = Path(project_dir)
     documents: list[SeedDocument] = [parse_seed(Path(p)) for p in seed_paths]
+    slugs: dict[str, Path] = {}
+    for document in documents:
+        if document.slug in slugs:
+            raise SeedFormatError(
+                document.path,
+                None,
+                "E331",
+                f"seed {document.slug!r} given twice (also {slugs[document.slug]}): "
+                "expected each seed document once",
+            )
+        slugs[document.slug] = document.path
     curation = load_curation(curation_path or project_dir / "seeds" / "curation.yaml")
     code = _code_pattern(curation.code_identifiers)
     cards_dir = project_dir / "cards"
@@ -553,7 +571,7 @@ def import_seeds(
         if path in before and cards == before[path]:
             continue  # unchanged data: leave the file's bytes (and hand formatting) alone
         text = dump_cards(cards)
-        if yaml.safe_load(text) != cards:  # pragma: no cover - a dumper bug, never data
+        if _load_yaml(text) != cards:  # pragma: no cover - a dumper bug, never data
             raise CardsFileError(
                 path, "E342", "YAML round trip changed the cards; not written"
             )

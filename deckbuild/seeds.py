@@ -357,7 +357,7 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
                 path,
                 item["line"],
                 "E327",
-                f"question {item['number']} has no answer text",
+                f"question {item['number']} has no answer text (truncated?)",
             )
     if len(answered) != len(listed):
         raise SeedFormatError(
