@@ -134,6 +134,30 @@ def check(project: Path, fmt: str, strict: bool) -> None:
         sys.exit(1)
 
 
+@main.command("import")
+@PROJECT_OPTION
+@click.argument("seed_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@handles_errors
+def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
+    """Import or re-import seed question banks (SEED_FILES) into cards/*.yaml.
+
+    The format of each file is recognised from its content.  New questions become new
+    cards; a question whose answer changed in the seed gets the new text; everything
+    curated by hand (ids, topics, splits, links, diagrams) is kept.  A question that
+    vanished from a seed is reported, never deleted.  On any error nothing is written.
+
+    \b
+      deckbuild import seeds/training-dynamics-43.txt seeds/deep-learning-120.txt
+    """
+    from deckbuild.importer import run_import
+
+    status = run_import(
+        project, list(seed_files), lambda line: click.echo(line, err=line.startswith(("error", "warning", "nothing")))
+    )
+    if status:
+        sys.exit(status)
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))

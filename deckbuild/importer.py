@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from deckbuild.errors import DeckbuildError, Location, Problem
 from deckbuild.ids import CARD_ID_PATTERN, slug_for_question
 from deckbuild.seeds import (
     FORM_BULLETS,
@@ -57,12 +58,10 @@ FALLBACK_TOPIC = "uncategorized::new"
 SHORT_GIST = 60
 """A first sentence shorter than this is not a self-contained gist: take two."""
 
-_ABBREVIATIONS = frozenset(
-    {"e.g.", "i.e.", "al.", "vs.", "cf.", "approx.", "etc.", "i.i.d."}
-)
+_ABBREVIATIONS = frozenset({"e.g.", "i.e.", "al.", "vs.", "cf.", "approx.", "etc.", "i.i.d."})
 
 
-class CardsFileError(Exception):
+class CardsFileError(DeckbuildError):
     """An existing cards/*.yaml file the importer cannot safely rewrite."""
 
     def __init__(self, path: Path, code: str, message: str) -> None:
@@ -73,6 +72,9 @@ class CardsFileError(Exception):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.code} {self.message}"
+
+    def problems(self) -> tuple[Problem, ...]:
+        return (Problem(Location(str(self.path)), self.code, self.message),)
 
 
 # --- curation data ----------------------------------------------------------------------
@@ -215,9 +217,11 @@ def _apply_replacements(text: str, replacements: dict[str, str]) -> str:
     return text
 
 
-def render_answer(
-    seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None
-) -> tuple[str, str | None]:
+LONG_BULLETS = 600
+"""Bullet answers longer than this (characters) keep only their first bullet as the answer."""
+
+
+def render_answer(seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None) -> tuple[str, str | None]:
     """(answer, details) for a card: bullets stay bullets; prose becomes gist + details."""
     fixes = curation.replacements.get(seed_q.document, {})
     blocks = [_apply_replacements(block, fixes) for block in seed_q.answer]
@@ -227,12 +231,13 @@ def render_answer(
             label = _LABEL.match(bullet)
             if label and _is_label(label.group(1)):
                 rest = bullet[label.end() :]
-                lines.append(
-                    f"- **{render_inline(label.group(1), code)}:** "
-                    f"{render_inline(rest, code) if rest else ''}".rstrip()
-                )
+                lines.append(f"- **{render_inline(label.group(1), code)}:** {render_inline(rest, code) if rest else ''}".rstrip())
             else:
                 lines.append(f"- {render_inline(bullet, code)}")
+        if sum(len(b) for b in blocks) > LONG_BULLETS and len(lines) > 2:
+            # Prose chopped into bullets (000-q40..q43): the first bullet is the gist to
+            # recall, the rest is explanation a phone should not show all at once.
+            return lines[0][2:] + "\n", "\n".join(lines[1:]) + "\n"
         return "\n".join(lines) + "\n", None
     sentences = split_sentences(blocks[0])
     take = 2 if len(sentences) > 2 and len(sentences[0]) < SHORT_GIST else 1
@@ -369,9 +374,7 @@ def _load_cards(cards_dir: Path) -> dict[Path, list[dict[str, Any]]]:
         if data is None:
             data = []
         if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
-            raise CardsFileError(
-                path, "E341", "expected a YAML list of cards (mappings)"
-            )
+            raise CardsFileError(path, "E341", "expected a YAML list of cards (mappings)")
         files[path] = data
     return files
 
@@ -400,17 +403,13 @@ def _norm_key(text: str) -> str:
     return normalize_ws(text).casefold()
 
 
-def _match(
-    questions: list[SeedQuestion], candidates: list[_Slot]
-) -> tuple[dict[int, _Slot], list[_Slot]]:
+def _match(questions: list[SeedQuestion], candidates: list[_Slot]) -> tuple[dict[int, _Slot], list[_Slot]]:
     """Seed question index -> existing card: exact origin text first, then fuzzy >= 0.8."""
     matched: dict[int, _Slot] = {}
     free = list(candidates)
     by_text: dict[str, _Slot] = {}
     for slot in free:
-        by_text.setdefault(
-            _norm_key(str(slot.card["origin"].get("question", ""))), slot
-        )
+        by_text.setdefault(_norm_key(str(slot.card["origin"].get("question", ""))), slot)
     for index, seed_q in enumerate(questions):
         slot = by_text.get(_norm_key(seed_q.question))
         if slot is not None and slot in free:
@@ -438,9 +437,7 @@ def _match(
     return matched, remaining
 
 
-def _find_curation(
-    seed_q: SeedQuestion, curation: Curation, used: set[str]
-) -> CurationEntry | None:
+def _find_curation(seed_q: SeedQuestion, curation: Curation, used: set[str]) -> CurationEntry | None:
     """The curation entry for a new question: same text, else a close rewording."""
     key = _norm_key(seed_q.question)
     unused = [e for e in curation.entries if e.id not in used]
@@ -497,8 +494,7 @@ def import_seeds(
                 document.path,
                 None,
                 "E331",
-                f"seed {document.slug!r} given twice (also {slugs[document.slug]}): "
-                "expected each seed document once",
+                f"seed {document.slug!r} given twice (also {slugs[document.slug]}): expected each seed document once",
             )
         slugs[document.slug] = document.path
     curation = load_curation(curation_path or project_dir / "seeds" / "curation.yaml")
@@ -521,9 +517,7 @@ def import_seeds(
     for document in documents:
         seed_report = SeedReport(document.slug)
         report.seeds.append(seed_report)
-        candidates = [
-            s for s in managed if s.card["origin"].get("seed") == document.slug
-        ]
+        candidates = [s for s in managed if s.card["origin"].get("seed") == document.slug]
         questions = list(document.questions)
         matched, missing = _match(questions, candidates)
         for index, seed_q in enumerate(questions):
@@ -562,9 +556,7 @@ def import_seeds(
     _link_new_cards(files, new_cards, curation, all_ids)
 
     for path, cards in files.items():
-        managed_positions = [
-            i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)
-        ]
+        managed_positions = [i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)]
         ordered = sorted((cards[i] for i in managed_positions), key=_sort_key)
         for position, card in zip(managed_positions, ordered, strict=True):
             cards[position] = card
@@ -572,9 +564,7 @@ def import_seeds(
             continue  # unchanged data: leave the file's bytes (and hand formatting) alone
         text = dump_cards(cards)
         if _load_yaml(text) != cards:  # pragma: no cover - a dumper bug, never data
-            raise CardsFileError(
-                path, "E342", "YAML round trip changed the cards; not written"
-            )
+            raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
         _write_atomic(path, text)
         report.written.append(path)
     return report
@@ -593,9 +583,7 @@ def _new_card(
     else:
         card_id = _unique_id(slug_for_question(seed_q.question), taken)
     answer, details = render_answer(seed_q, curation, code)
-    tags = ([f"level::{seed_q.level}"] if seed_q.level else []) + list(
-        entry.tags if entry else ()
-    )
+    tags = ([f"level::{seed_q.level}"] if seed_q.level else []) + list(entry.tags if entry else ())
     card: dict[str, Any] = {
         "id": card_id,
         "question": seed_q.question,
@@ -624,13 +612,10 @@ def _update_card(
     """Bring seed-owned text up to date; curated keys (id, topics, links...) stay as they are."""
     origin = card["origin"]
     if (
-        normalize_ws(str(card.get("question", "")))
-        == normalize_ws(str(origin.get("question", "")))
+        normalize_ws(str(card.get("question", ""))) == normalize_ws(str(origin.get("question", "")))
         and normalize_ws(card["question"]) != seed_q.question
     ):
-        card["question"] = (
-            seed_q.question
-        )  # not hand-edited: follow the seed's rewording
+        card["question"] = seed_q.question  # not hand-edited: follow the seed's rewording
     sha = answer_sha(seed_q)
     if origin.get("answer_sha") != sha:
         answer, details = render_answer(seed_q, curation, code)
@@ -671,11 +656,7 @@ def _link_new_cards(
         owner = by_id.get(entry.id)
         if owner is None or entry.id in new_ids:
             continue
-        added = [
-            r
-            for r in entry.related
-            if r in new_ids and r not in (owner.get("related") or [])
-        ]
+        added = [r for r in entry.related if r in new_ids and r not in (owner.get("related") or [])]
         if added:
             order = {r: i for i, r in enumerate(entry.related)}
             merged = list(owner.get("related") or []) + added
@@ -685,9 +666,7 @@ def _link_new_cards(
             _set_key(owner, "duplicate_of", entry.duplicate_of)
 
 
-def run_import(
-    project_dir: Path, seed_paths: list[Path], echo: Callable[[str], None]
-) -> int:
+def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], None]) -> int:
     """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 2 error)."""
     try:
         report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from deckbuild.errors import DeckbuildError, Location, Problem
+
 DIFFICULTIES = ("easy", "medium", "hard")
 LEVELS = ("Beginners", "Intermediate", "Experienced")
 LEVEL_TAG = {
@@ -38,12 +40,10 @@ FORM_BULLETS = "bullets"
 FORM_PROSE = "prose"
 
 
-class SeedFormatError(Exception):
+class SeedFormatError(DeckbuildError):
     """A seed file that cannot be parsed; says where, what was expected and what was found."""
 
-    def __init__(
-        self, path: Path | str, line: int | None, code: str, message: str
-    ) -> None:
+    def __init__(self, path: Path | str, line: int | None, code: str, message: str) -> None:
         super().__init__(message)
         self.path = Path(path)
         self.line = line
@@ -53,6 +53,9 @@ class SeedFormatError(Exception):
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}:1" if self.line else f"{self.path}"
         return f"{where}: {self.code} {self.message}"
+
+    def problems(self) -> tuple[Problem, ...]:
+        return (Problem(Location(str(self.path), self.line or 0, 1 if self.line else 0), self.code, self.message),)
 
 
 @dataclass(frozen=True)
@@ -99,16 +102,12 @@ def _read_lines(path: Path) -> list[str]:
     """The file's lines without line ends or blank lines' content (A01: no final newline)."""
     data = path.read_bytes()
     if not data.strip():
-        raise SeedFormatError(
-            path, None, "E301", "empty seed file: expected questions, found no text"
-        )
+        raise SeedFormatError(path, None, "E301", "empty seed file: expected questions, found no text")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise SeedFormatError(
-            path, line, "E303", f"not UTF-8 text (byte {exc.start})"
-        ) from exc
+        raise SeedFormatError(path, line, "E303", f"not UTF-8 text (byte {exc.start})") from exc
     return [line.rstrip("\r") for line in text.split("\n")]
 
 
@@ -119,9 +118,7 @@ _TD_FIRST = re.compile(r"^(easy|medium|hard)- (.*)$")
 _TD_BULLET = re.compile(r"^- (.*)$")
 
 
-def _parse_training_dynamics(
-    path: Path, lines: list[str], slug: str
-) -> list[SeedQuestion]:
+def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[SeedQuestion]:
     """Header, then per question: question line, "DIFF- first bullet", further "- " bullets."""
     header = _TD_HEADER.match(lines[0])
     assert header
@@ -216,13 +213,9 @@ _NUMBERED = re.compile(r"^(\d{1,3})\. (.+)$")
 
 def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQuestion]:
     """Preamble, three listed levels, three answered levels, page trailer (SEEDS.md §6.2)."""
-    title = next(
-        m.group(1) for line in lines if (m := _BANK_ANSWERS.match(line.strip()))
-    )
+    title = next(m.group(1) for line in lines if (m := _BANK_ANSWERS.match(line.strip())))
     list_heading = {f"{title} Interview Questions for {lv}": lv for lv in LEVELS}
-    answer_heading = {
-        f"{title} Interview Questions and Answers for {lv}": lv for lv in LEVELS
-    }
+    answer_heading = {f"{title} Interview Questions and Answers for {lv}": lv for lv in LEVELS}
     answers_intro = f"{title} Interview Questions and Answers"
     trailer = f"{title} Documentation and Further Reading"
 
@@ -242,10 +235,7 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             continue
         if line in list_heading:
             level = list_heading[line]
-            if (
-                state not in ("preamble", "list")
-                or LEVELS.index(level) != level_index + 1
-            ):
+            if state not in ("preamble", "list") or LEVELS.index(level) != level_index + 1:
                 raise SeedFormatError(
                     path,
                     lineno,
@@ -269,13 +259,8 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             continue
         if line in answer_heading:
             level = answer_heading[line]
-            if (
-                state not in ("answers-wait", "answers")
-                or LEVELS.index(level) != level_index + 1
-            ):
-                raise SeedFormatError(
-                    path, lineno, "E322", f"answer heading out of order: found {line!r}"
-                )
+            if state not in ("answers-wait", "answers") or LEVELS.index(level) != level_index + 1:
+                raise SeedFormatError(path, lineno, "E322", f"answer heading out of order: found {line!r}")
             level_index += 1
             state, after_description = "description", "answers"
             continue
@@ -295,14 +280,8 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             numbered = _NUMBERED.match(line)
             expected = len(answered) + 1
             if numbered and int(numbered.group(1)) == expected:
-                if expected > len(listed) or listed[expected - 1][0] != numbered.group(
-                    2
-                ):
-                    found = (
-                        listed[expected - 1][0]
-                        if expected <= len(listed)
-                        else "nothing"
-                    )
+                if expected > len(listed) or listed[expected - 1][0] != numbered.group(2):
+                    found = listed[expected - 1][0] if expected <= len(listed) else "nothing"
                     raise SeedFormatError(
                         path,
                         lineno,
@@ -315,8 +294,7 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
                         path,
                         lineno,
                         "E324",
-                        f"question {expected} is listed as {listed[expected - 1][1]} but answered "
-                        f"under {LEVELS[level_index]}",
+                        f"question {expected} is listed as {listed[expected - 1][1]} but answered under {LEVELS[level_index]}",
                     )
                 answered.append(
                     {
@@ -332,8 +310,7 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
                     path,
                     lineno,
                     "E325",
-                    f"answers are not numbered consecutively: expected {expected}, found "
-                    f"{numbered.group(1)}",
+                    f"answers are not numbered consecutively: expected {expected}, found {numbered.group(1)}",
                 )
             elif not answered:
                 raise SeedFormatError(
@@ -364,16 +341,14 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
             path,
             len(lines),
             "E328",
-            f"the list has {len(listed)} questions but the answers stop at {len(answered)} "
-            "(truncated?)",
+            f"the list has {len(listed)} questions but the answers stop at {len(answered)} (truncated?)",
         )
     if state != "trailer":
         raise SeedFormatError(
             path,
             len(lines),
             "E329",
-            f"expected the page trailer {trailer!r} after answer {len(answered)}, found the end of "
-            "the file (truncated?)",
+            f"expected the page trailer {trailer!r} after answer {len(answered)}, found the end of the file (truncated?)",
         )
     return [
         SeedQuestion(

@@ -46,3 +46,40 @@ def collection(tmp_path: Path) -> Iterator[object]:
         yield col
     finally:
         col.close()
+
+
+SHIPPED_FILES = ("deck.yaml", "cards", "media", "deckbuild.lock")
+
+
+@pytest.fixture(scope="session")
+def shipped_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the repo's own deck project, built once per test session."""
+    from deckbuild.build import build
+
+    target = tmp_path_factory.mktemp("shipped") / "deck"
+    target.mkdir()
+    for name in SHIPPED_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name)
+        elif source.exists():
+            shutil.copy2(source, target / name)
+    build(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def shipped_collection(shipped_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """The shipped deck imported into a fresh official-Anki collection (read-only use)."""
+    from ankiutil import import_package, new_collection
+
+    from deckbuild.build import load_project, output_path
+
+    project, _problems = load_project(shipped_project)
+    assert project is not None
+    col = new_collection(tmp_path_factory.mktemp("anki-shipped"))
+    import_package(col, output_path(project))
+    try:
+        yield col
+    finally:
+        col.close()
