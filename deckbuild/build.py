@@ -10,15 +10,27 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.config import load_config
 from deckbuild.errors import Problem, ProjectInvalid, has_errors
 from deckbuild.media import CACHE_DIR, check_images
-from deckbuild.model import Card, MediaFile, Project
+from deckbuild.model import Card, MediaFile, Project, RenderedNote
+from deckbuild.record import Clock, Record
+
+if TYPE_CHECKING:
+    from deckbuild.versioning import Changes, Snapshot
 from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
 
 Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    version: str
+    changes: Changes
+    build: BuildResult
 
 
 @dataclass(frozen=True)
@@ -64,51 +76,179 @@ def build(root: Path, *, progress: Progress | None = None, strict: bool = False)
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
     from deckbuild.fsutil import project_lock
 
+    project = _valid_project(root, strict)
+    with project_lock(root):
+        state = _gather(project, progress)
+        _refuse_schema_change(state)
+        return _write(project, state, state.record)
+
+
+def release(
+    root: Path, *, bump: str | None = None, allow_schema_change: bool = False, progress: Progress | None = None
+) -> ReleaseResult:
+    """Record a release: pick the version, snapshot the notes, write the changelog, build."""
+    from deckbuild import versioning
+    from deckbuild.errors import LocatedError, Location
+    from deckbuild.fsutil import atomic_write_bytes, project_lock
+    from deckbuild.notetypes import NOTETYPES
+    from deckbuild.record import Clock, Record
+
+    project = _valid_project(root, strict=False)
+    with project_lock(root):
+        state = _gather(project, progress)
+        previous = state.snapshot
+        current = {n.card_id: versioning.published(n) for n in state.rendered}
+        schemas = {key: nt.schema() for key, nt in NOTETYPES.items()}
+        changes = versioning.compare(previous, current, schemas)
+        needed = changes.needed_bump()
+        where = Location("deck.yaml")
+        if previous is None:
+            version = versioning.bump(project.config.version, bump) if bump else project.config.version
+        else:
+            if needed is None and bump is None:
+                raise LocatedError(
+                    where,
+                    "E502",
+                    f"nothing changed since release {previous.version}; edit cards first, or force a release with --bump",
+                )
+            part = bump or needed
+            assert part is not None
+            if changes.schema_changed and (part != "major" or not allow_schema_change):
+                raise LocatedError(
+                    where,
+                    "E501",
+                    f"note type(s) {', '.join(changes.schema_changed)} changed fields or templates since release "
+                    f"{previous.version}; Anki would create a duplicate note type. Revert the change, or ship it as a "
+                    "major release that says so: deckbuild release --bump major --allow-schema-change",
+                )
+            version = versioning.bump(previous.version, part)
+        # The one read of the clock for this release; every changed note gets this time.
+        clock = Clock()
+        now = clock.now()
+        notice = NOTETYPES["qa"].fields.index("Notice")
+        retired = {n.card_id: versioning.retire(n, version, notice) for n in changes.retired}
+        if previous is not None:
+            retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current})
+        notes = {**current, **retired}
+        snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(m.name for m, _i in state.figures.values())), notes)
+        release_info = {"version": version, "time": now, "summary": changes.summary()}
+        # Write: snapshot, deck.yaml's version, changelog, then record and package (via _write).
+        atomic_write_bytes(versioning.snapshot_path(root, version), snapshot.to_bytes())
+        _set_version(root, version)
+        versioning.prepend_changelog(root, versioning.changelog_entry(version, now, changes), project.config.name)
+        project = _valid_project(root, strict=False)
+        record = Record(state.record.notes, state.record.notetypes, {**state.record.extra, "release": release_info})
+        state = _gather(project, progress, record=record, clock=clock)
+        result = _write(project, state, record)
+        return ReleaseResult(version, changes, result)
+
+
+@dataclass(frozen=True)
+class _State:
+    """Everything gathered before writing: figures, rendered notes, record, last release."""
+
+    figures: dict[str, tuple[MediaFile, bool]]
+    rendered: list[RenderedNote]
+    retired: list[RenderedNote]
+    record: Record
+    snapshot: Snapshot | None
+    clock: Clock
+
+
+def _valid_project(root: Path, strict: bool) -> Project:
     project, problems = load_project(root)
     if project is None or (strict and problems):
         raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
-    with project_lock(root):
-        return _build_locked(project, progress)
+    return project
 
 
-def _build_locked(project: Project, progress: Progress | None) -> BuildResult:
+def _gather(project: Project, progress: Progress | None, *, record: Record | None = None, clock: Clock | None = None) -> _State:
     from deckbuild import notes as notes_stage
     from deckbuild import record as record_stage
-    from deckbuild.fsutil import atomic_write_bytes
-    from deckbuild.notetypes import NOTETYPES
-    from deckbuild.package import write_package
-    from deckbuild.render import markdown_html
+    from deckbuild import versioning
 
-    root = project.root
-    config = project.config
     # Stage 4: media -- hand-made images and generated diagrams (rendered only if not cached).
     figures = _figures(project, progress)
     # Stage 5: render every card to a note (fields, tags, GUID, study order).
-    rendered = notes_stage.render_notes(config.namespace, project.cards, figures)
-    # Stage 6: stamp each note with its mod from the record; the clock is read only for changes.
-    record = record_stage.load_record(root)
+    rendered = notes_stage.render_notes(project.config.namespace, project.cards, figures)
+    # Stage 6: what the last release shipped; its retired notes keep shipping.
+    record = record or record_stage.load_record(project.root)
+    snapshot = versioning.latest_snapshot(project.root, record.extra)
+    current = {n.card_id for n in rendered}
+    retired = []
+    if snapshot is not None:
+        gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current]
+        retired = [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
+    return _State(figures, rendered, retired, record, snapshot, clock or record_stage.Clock())
+
+
+def _refuse_schema_change(state: _State) -> None:
+    from deckbuild.errors import LocatedError, Location
+    from deckbuild.notetypes import NOTETYPES
+
+    if state.snapshot is None:
+        return
+    for key, notetype in NOTETYPES.items():
+        released = state.snapshot.schemas.get(key)
+        if released is not None and released != notetype.schema():
+            raise LocatedError(
+                Location("deckbuild/notetypes.py"),
+                "E501",
+                f"note type '{key}' changed its fields or templates since release {state.snapshot.version}; Anki would "
+                "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
+                "release that says so: deckbuild release --bump major --allow-schema-change",
+            )
+
+
+def _write(project: Project, state: _State, record: Record) -> BuildResult:
+    from deckbuild import record as record_stage
+    from deckbuild import versioning
+    from deckbuild.fsutil import atomic_write_bytes
+    from deckbuild.notetypes import NOTETYPES
+    from deckbuild.package import write_package
+    from deckbuild.render import markdown_html, plain
+
+    config = project.config
+    # Stage 7: stamp each note with its mod from the record; the clock is read only for changes.
+    notes = state.rendered + state.retired
     hashes = {key: nt.content_hash() for key, nt in NOTETYPES.items()}
-    stamped, notetype_mods, new_record = record_stage.stamp_notes(rendered, hashes, record, record_stage.Clock())
+    stamped, notetype_mods, new_record = record_stage.stamp_notes(notes, hashes, record, state.clock)
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
-    # Stage 7: package everything, then write: the record first (the package derives from it).
-    media = sorted({m.name: m for m, _ill in figures.values()}.values(), key=lambda m: m.name)
+    # Stage 8: package everything, then write: the record first (the package derives from it).
+    media = sorted({m.name: m for m, _ill in state.figures.values()}.values(), key=lambda m: m.name)
+    latest = versioning.description_changes(new_record.extra)
+    description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
+    if latest:
+        description += f"<p>{plain(latest)}</p>"
     data = write_package(
         output_path(project),
         deck_name=config.name,
-        deck_description=markdown_html(config.description) + f"<p>Version {config.version}</p>",
+        deck_description=description,
         namespace=config.namespace,
         notetypes=NOTETYPES,
         notetype_mods=notetype_mods,
         notes=stamped,
         media=media,
     )
-    record_stage.save_record(root, new_record)
+    record_stage.save_record(project.root, new_record)
     out = output_path(project)
     written = not (out.exists() and out.read_bytes() == data)
     if written:
         atomic_write_bytes(out, data)
-    cards = sum(_card_count(card) for card in project.cards)
+    cards = sum(_card_count(card) for card in project.cards) + len(state.retired)
     return BuildResult(out, len(stamped), cards, len(media), changed, written)
+
+
+def _set_version(root: Path, version: str) -> None:
+    """Rewrite deck.yaml's version line in place, keeping comments and layout."""
+    from deckbuild.fsutil import atomic_write_bytes
+
+    path = root / "deck.yaml"
+    text = path.read_text("utf-8")
+    new, count = re.subn(r"(?m)^(version:[ \t]*)[\"']?[^\s#\"']+[\"']?", lambda m: m.group(1) + version, text, count=1)
+    if count != 1:
+        new = text.rstrip("\n") + f"\nversion: {version}\n"
+    atomic_write_bytes(path, new.encode())
 
 
 def _card_count(card: Card) -> int:

@@ -158,6 +158,56 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
         sys.exit(status)
 
 
+@main.command()
+@PROJECT_OPTION
+@click.option(
+    "--bump",
+    type=click.Choice(["major", "minor", "patch"]),
+    help="Override the automatic choice (major: notes retired or a note type changed; minor: notes added; patch: edits only).",
+)
+@click.option(
+    "--allow-schema-change",
+    is_flag=True,
+    help="Accept a change of a released note type's fields or templates (only with a major release; the changelog says so).",
+)
+@handles_errors
+def release(project: Path, bump: str | None, allow_schema_change: bool) -> None:
+    """Record a release: next semantic version, snapshot, changelog entry, package.
+
+    Compares the cards with the last release (releases/<version>.jsonl), picks the next
+    version, writes releases/<new>.jsonl, updates deck.yaml's version and CHANGELOG.md,
+    and builds dist/<deck>-<new>.apkg.  Cards removed from the sources keep shipping with
+    the tag `retired` and a notice, so learners can find and suspend them.  The clock is
+    read once here; rebuilding this release later gives the same bytes.  Commit the result.
+    """
+    from deckbuild.build import release as run_release
+
+    result = run_release(project, bump=bump, allow_schema_change=allow_schema_change)
+    click.echo(f"released {result.version}: {result.changes.summary()}")
+    click.echo(f"wrote {_relative(result.build.path)}: {result.build.notes} notes, {result.build.cards} cards")
+
+
+@main.command()
+@PROJECT_OPTION
+@click.argument("old")
+@click.argument("new")
+@handles_errors
+def diff(project: Path, old: str, new: str) -> None:
+    """Show what changed between two decks: OLD and NEW are .apkg files or released versions.
+
+    \b
+      deckbuild diff 1.0.0 1.1.0
+      deckbuild diff dist/deck-1.0.0.apkg dist/deck-1.1.0.apkg
+
+    Lists added, changed (with the fields that changed), retired and removed notes, note
+    type changes and media changes.
+    """
+    from deckbuild.diff import diff as run_diff
+    from deckbuild.diff import load
+
+    click.echo(run_diff(load(old, project), load(new, project)), nl=False)
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))

@@ -88,13 +88,9 @@ def test_counts_and_required_keys(imported: Path) -> None:
     }
     for card in cards:
         assert card["topics"] and all("::" in t for t in card["topics"])
-        assert re.fullmatch(
-            r"(training-dynamics-43#q\d\d|deep-learning-120#q\d{3})", card["source"]
-        )
+        assert re.fullmatch(r"(training-dynamics-43#q\d\d|deep-learning-120#q\d{3})", card["source"])
         assert card["answer"].strip()
-    levels = Counter(
-        t for c in cards for t in c.get("tags", []) if t.startswith("level::")
-    )
+    levels = Counter(t for c in cards for t in c.get("tags", []) if t.startswith("level::"))
     assert levels == {
         "level::beginner": 40,
         "level::intermediate": 40,
@@ -107,10 +103,7 @@ def test_ids_are_the_agreed_seed_ids(imported: Path) -> None:
     assert by_source["deep-learning-120#q083"] == "validation-loss-lower-training-2"
     assert by_source["training-dynamics-43#q40"] == "validation-loss-lower-training"
     assert by_source["training-dynamics-43#q01"] == "batch-normalization"
-    curated = {
-        e.question: e.id
-        for e in load_curation(REPO / "seeds" / "curation.yaml").entries
-    }
+    curated = {e.question: e.id for e in load_curation(REPO / "seeds" / "curation.yaml").entries}
     assert {c["question"]: c["id"] for c in _cards(imported)} == curated
 
 
@@ -154,9 +147,7 @@ def test_markdown_renders_back_to_the_seed_text(imported: Path) -> None:
                 re.sub(
                     r"<[^>]+>",
                     " ",
-                    markdown.markdown(
-                        source, extensions=["fenced_code", "tables", "sane_lists"]
-                    ),
+                    markdown.markdown(source, extensions=["fenced_code", "tables", "sane_lists"]),
                 )
             )
             expected = " ".join(q.answer)
@@ -181,12 +172,8 @@ def test_bullets_stay_bullets_and_prose_is_split(imported: Path) -> None:
         if source.startswith("deep"):
             assert "\n" not in card["answer"] and len(card["answer"]) < 260, source
             assert card["details"], source
-    assert cards["deep-learning-120#q030"]["answer"].startswith(
-        "`model.eval()` changes"
-    )
-    assert (
-        "z = w1\\*x1 + ... + wn\\*xn + b" in cards["deep-learning-120#q002"]["answer"]
-    )
+    assert cards["deep-learning-120#q030"]["answer"].startswith("`model.eval()` changes")
+    assert "z = w1\\*x1 + ... + wn\\*xn + b" in cards["deep-learning-120#q002"]["answer"]
 
 
 def test_missing_code_flags(imported: Path) -> None:
@@ -200,18 +187,9 @@ def test_links(imported: Path) -> None:
     for card in cards.values():
         for target in [*card.get("related", []), card.get("duplicate_of")]:
             assert target is None or target in cards
-    assert (
-        by_source["training-dynamics-43#q05"]["duplicate_of"]
-        == "gradient-accumulation-let-train"
-    )
-    assert (
-        by_source["deep-learning-120#q032"]["duplicate_of"]
-        == by_source["deep-learning-120#q051"]["id"]
-    )
-    assert (
-        by_source["training-dynamics-43#q40"]["duplicate_of"]
-        == "validation-loss-lower-training-2"
-    )
+    assert by_source["training-dynamics-43#q05"]["duplicate_of"] == "gradient-accumulation-let-train"
+    assert by_source["deep-learning-120#q032"]["duplicate_of"] == by_source["deep-learning-120#q051"]["id"]
+    assert by_source["training-dynamics-43#q40"]["duplicate_of"] == "validation-loss-lower-training-2"
     assert sum(1 for c in cards.values() if "duplicate_of" in c) == 12
     for card in cards.values():  # related is symmetric
         for target in card.get("related", []):
@@ -263,8 +241,7 @@ def test_modified_seed_reimport(project: Path) -> None:
     _edit_card(project, "dropout-work-applied", answer="My own short answer.\n")
     cloze = project / "cards" / "zz-cloze.yaml"
     cloze.write_text(
-        "- id: dropout-rates\n  fact: 'Rates {{c1::0.1-0.5}}.'\n"
-        "  of: dropout-work-applied\n",
+        "- id: dropout-rates\n  fact: 'Rates {{c1::0.1-0.5}}.'\n  of: dropout-work-applied\n",
         encoding="utf-8",
     )
     cloze_bytes = cloze.read_bytes()
@@ -277,8 +254,7 @@ def test_modified_seed_reimport(project: Path) -> None:
         "- Standard recipe for training transformers and large language models.",
     )
     text = text.replace(
-        "43 interview questions on training dynamics, each answered in full. Free to read, "
-        "no account needed.\n",
+        "43 interview questions on training dynamics, each answered in full. Free to read, no account needed.\n",
         "43 interview questions on training dynamics, each answered in full. Free to read, "
         "no account needed.\nWhat is label noise?\nmedium- Wrong labels in the training set.\n",
     )
@@ -286,9 +262,7 @@ def test_modified_seed_reimport(project: Path) -> None:
     end = text.index("What is Stochastic Weight Averaging (SWA)?")
     removed = text[start:end]
     text = text.replace(removed, "")
-    text = text.replace(
-        "What is the 'implicit bias' of SGD?", "What is the implicit bias of SGD?"
-    )
+    text = text.replace("What is the 'implicit bias' of SGD?", "What is the implicit bias of SGD?")
     td.write_text(text, encoding="utf-8")
 
     report = import_seeds(project, _seeds(project))
@@ -356,23 +330,17 @@ def test_bank_answer_edit_updates_text_only(project: Path) -> None:
     report = import_seeds(project, _seeds(project))
     assert report.updated == [card_id]
     card = next(c for c in _cards(project) if c["id"] == card_id)
-    assert card["answer"].startswith(
-        "Define the schedule in the units the implementation uses"
-    )
+    assert card["answer"].startswith("Define the schedule in the units the implementation uses")
     assert card["related"] == ["learning-rate-scale-batch"]
     assert card["topics"] == ["optimization::sgd"]
     assert list(card)[:3] == ["id", "question", "answer"]
 
 
 def test_hand_edited_question_is_kept_when_seed_rewords(project: Path) -> None:
-    _edit_card(
-        project, "implicit-bias-sgd", question="What implicit bias does SGD have?"
-    )
+    _edit_card(project, "implicit-bias-sgd", question="What implicit bias does SGD have?")
     td = project / "seeds" / TD_NAME
     td.write_text(
-        td.read_text(encoding="utf-8").replace(
-            "What is the 'implicit bias' of SGD?", "What is the implicit bias of SGD?"
-        ),
+        td.read_text(encoding="utf-8").replace("What is the 'implicit bias' of SGD?", "What is the implicit bias of SGD?"),
         encoding="utf-8",
     )
     import_seeds(project, _seeds(project))
@@ -392,9 +360,7 @@ def test_hand_edited_question_is_kept_when_seed_rewords(project: Path) -> None:
         ("43 interview questions on training dynamics.\nWhat is X?\n", "E314"),
     ],
 )
-def test_bad_seed_leaves_cards_untouched(
-    project: Path, content: str, code: str
-) -> None:
+def test_bad_seed_leaves_cards_untouched(project: Path, content: str, code: str) -> None:
     bad = project / "seeds" / "bad.txt"
     bad.write_text(content, encoding="utf-8")
     before = _snapshot(project)
@@ -410,9 +376,7 @@ def test_bad_seed_leaves_cards_untouched(
 
 def test_truncated_bank_leaves_cards_untouched(project: Path) -> None:
     bank = project / "seeds" / BANK_NAME
-    bank.write_text(
-        "\n".join(bank.read_text(encoding="utf-8").split("\n")[:299]), encoding="utf-8"
-    )
+    bank.write_text("\n".join(bank.read_text(encoding="utf-8").split("\n")[:299]), encoding="utf-8")
     before = _snapshot(project)
     lines: list[str] = []
     assert run_import(project, _seeds(project), lines.append) == 2
@@ -446,10 +410,7 @@ def test_split_sentences() -> None:
 
 
 def test_escape_markdown() -> None:
-    assert (
-        escape_markdown("fan_in * d_k [1, 4; 3, 2]")
-        == r"fan\_in \* d\_k \[1, 4; 3, 2\]"
-    )
+    assert escape_markdown("fan_in * d_k [1, 4; 3, 2]") == r"fan\_in \* d\_k \[1, 4; 3, 2\]"
     assert escape_markdown("# not a heading") == r"\# not a heading"
     assert escape_markdown("1. not a list") == r"1\. not a list"
     assert escape_markdown("a < b & c") == "a < b & c"  # the compiler escapes HTML
@@ -460,9 +421,9 @@ def test_render_inline_code_allow_list() -> None:
     from deckbuild.importer import _code_pattern
 
     code = _code_pattern(curation.code_identifiers)
-    assert render_inline(
-        "Call torch.no_grad() or no_grad() then p.requires_grad.", code
-    ) == ("Call `torch.no_grad()` or `no_grad()` then `p.requires_grad`.")
+    assert render_inline("Call torch.no_grad() or no_grad() then p.requires_grad.", code) == (
+        "Call `torch.no_grad()` or `no_grad()` then `p.requires_grad`."
+    )
     assert render_inline("e.g. 0.5 and fan_in", code) == r"e.g. 0.5 and fan\_in"
 
 

@@ -133,9 +133,7 @@ def test_truncated_training_dynamics_between_questions(tmp_path: Path) -> None:
 
 
 def test_training_dynamics_question_without_difficulty(tmp_path: Path) -> None:
-    text = TD.read_text(encoding="utf-8").replace(
-        "medium- For each mini-batch", "- For each mini-batch", 1
-    )
+    text = TD.read_text(encoding="utf-8").replace("medium- For each mini-batch", "- For each mini-batch", 1)
     err = _error(tmp_path, text)
     assert (err.code, err.line) == ("E311", 3)
 
@@ -154,9 +152,7 @@ def test_bank_without_trailer_is_truncated(tmp_path: Path) -> None:
 
 
 def test_bank_answer_must_repeat_listed_question(tmp_path: Path) -> None:
-    text = BANK.read_text(encoding="utf-8").replace(
-        "5. How do you calculate", "5. How would you calculate", 1
-    )
+    text = BANK.read_text(encoding="utf-8").replace("5. How do you calculate", "5. How would you calculate", 1)
     err = _error(tmp_path, text)
     assert err.code == "E323"
     assert err.line is not None and err.line > 140

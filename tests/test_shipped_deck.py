@@ -10,7 +10,15 @@ from conftest import REPO
 
 from deckbuild.seeds import parse_seed
 
-BOILERPLATE = ("Sherlock", "recruiter", "Similar Posts", "Free to read", "Back to interview questions", "Team Sherlock", "no account needed")
+BOILERPLATE = (
+    "Sherlock",
+    "recruiter",
+    "Similar Posts",
+    "Free to read",
+    "Back to interview questions",
+    "Team Sherlock",
+    "no account needed",
+)
 
 
 def _qa_notes(col):
@@ -37,7 +45,10 @@ def test_tags_difficulty_topic_source(shipped_collection) -> None:
         assert len(diff) == 1, card_id
         difficulties[diff[0]] += 1
         assert any(t.startswith("topic::") for t in note.tags), card_id
-        assert [t for t in note.tags if t.startswith("source::")] in (["source::training-dynamics-43"], ["source::deep-learning-120"])
+        assert [t for t in note.tags if t.startswith("source::")] in (
+            ["source::training-dynamics-43"],
+            ["source::deep-learning-120"],
+        )
     assert difficulties == {"difficulty::easy": 46, "difficulty::medium": 63, "difficulty::hard": 54}
 
 

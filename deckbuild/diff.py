@@ -1,0 +1,130 @@
+"""Compare two published decks (.apkg files or recorded releases): notes, note types, media."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from deckbuild.errors import LocatedError, Location
+
+
+@dataclass(frozen=True)
+class DeckNote:
+    card_id: str
+    front: str
+    fields: tuple[str, ...]
+    field_names: tuple[str, ...]
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a learner receives: notes by GUID, note type schemas by name, media names."""
+
+    label: str
+    notes: dict[str, DeckNote]
+    notetypes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    media: frozenset[str]
+
+
+def load(spec: str, root: Path) -> Published:
+    """An .apkg path, or a version recorded in releases/ (e.g. 1.1.0)."""
+    path = Path(spec)
+    if path.suffix == ".apkg" or path.is_file():
+        return _from_apkg(path)
+    from deckbuild.notetypes import NOTETYPES
+    from deckbuild.versioning import read_snapshot, snapshot_path
+
+    snap_path = snapshot_path(root, spec)
+    if not snap_path.exists():
+        raise LocatedError(
+            Location(spec), "E504", f"'{spec}' is neither an .apkg file nor a recorded release in {root / 'releases'}"
+        )
+    snap = read_snapshot(snap_path)
+    notes = {}
+    for n in snap.notes.values():
+        names = NOTETYPES[n.notetype].fields if n.notetype in NOTETYPES else tuple(f"field{i}" for i in range(len(n.fields)))
+        notes[n.guid] = DeckNote(n.card_id, n.front, n.fields, tuple(names), n.tags)
+    schemas = {k: (tuple(v["fields"]), tuple(v["templates"])) for k, v in snap.schemas.items()}
+    return Published(f"release {snap.version}", notes, schemas, frozenset(snap.media))
+
+
+def _from_apkg(path: Path) -> Published:
+    from deckbuild.versioning import front_text
+
+    try:
+        with zipfile.ZipFile(path) as zf, tempfile.TemporaryDirectory() as tmp:
+            zf.extract("collection.anki2", tmp)
+            media = frozenset(json.loads(zf.read("media") or b"{}").values())
+            conn = sqlite3.connect(Path(tmp) / "collection.anki2")
+            try:
+                models = json.loads(conn.execute("select models from col").fetchone()[0])
+                rows = conn.execute("select guid, mid, flds, tags from notes").fetchall()
+            finally:
+                conn.close()
+    except (OSError, zipfile.BadZipFile, KeyError, sqlite3.Error, ValueError) as exc:
+        raise LocatedError(Location(str(path)), "E504", f"cannot read the package: {exc}") from None
+    notetypes = {m["name"]: (tuple(f["name"] for f in m["flds"]), tuple(t["name"] for t in m["tmpls"])) for m in models.values()}
+    by_id = {str(m["id"]): m for m in models.values()}
+    notes = {}
+    from deckbuild.model import RenderedNote
+
+    for guid, mid, flds, tags in rows:
+        model = by_id.get(str(mid), {"flds": [], "type": 0})
+        names = tuple(f["name"] for f in model["flds"])
+        fields = tuple(flds.split("\x1f"))
+        card_id = fields[names.index("CardId")] if "CardId" in names else guid
+        kind = "cloze" if model.get("type") == 1 else "qa"
+        front = front_text(RenderedNote(card_id, guid, kind, fields, (), 0, ""))
+        notes[guid] = DeckNote(card_id, front, fields, names, tuple(tags.split()))
+    return Published(path.name, notes, notetypes, media)
+
+
+def diff(old: Published, new: Published) -> str:
+    """A readable report; the same inputs always give the same text."""
+    added = sorted((n for g, n in new.notes.items() if g not in old.notes), key=lambda n: n.card_id)
+    removed = sorted((n for g, n in old.notes.items() if g not in new.notes), key=lambda n: n.card_id)
+    retired = []
+    changed = []
+    for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
+        a, b = old.notes[guid], new.notes[guid]
+        if "retired" in b.tags and "retired" not in a.tags:
+            retired.append(b)
+        elif a.fields != b.fields or a.tags != b.tags:
+            names = [name for name, x, y in zip(b.field_names, a.fields, b.fields, strict=False) if x != y]
+            if set(a.tags) != set(b.tags):
+                names.append("tags")
+            changed.append((b, names))
+    unchanged = len(set(old.notes) & set(new.notes)) - len(changed) - len(retired)
+    lines = [
+        f"{old.label} -> {new.label}",
+        f"notes: {len(added)} added, {len(changed)} changed, {len(retired)} retired, {len(removed)} removed, {unchanged} unchanged",
+    ]
+    lines += [f"  + {n.card_id} — {n.front}" for n in added]
+    lines += [f"  ~ {n.card_id} — {n.front} ({', '.join(names)})" for n, names in changed]
+    lines += [f"  x {n.card_id} — {n.front} (retired)" for n in retired]
+    lines += [f"  - {n.card_id} — {n.front} (no longer shipped; Anki keeps it)" for n in removed]
+    type_lines = []
+    for name in sorted(set(old.notetypes) | set(new.notetypes)):
+        a_schema, b_schema = old.notetypes.get(name), new.notetypes.get(name)
+        if a_schema == b_schema:
+            continue
+        if a_schema is None:
+            type_lines.append(f"  + {name}")
+        elif b_schema is None:
+            type_lines.append(f"  - {name}")
+        else:
+            type_lines.append(
+                f"  ~ {name}: fields {list(a_schema[0])} -> {list(b_schema[0])}, templates {list(a_schema[1])} -> {list(b_schema[1])}"
+            )
+    lines.append(f"note types: {'unchanged' if not type_lines else f'{len(type_lines)} changed'}")
+    lines += type_lines
+    media_added = sorted(new.media - old.media)
+    media_removed = sorted(old.media - new.media)
+    lines.append(f"media: {len(media_added)} added, {len(media_removed)} removed")
+    lines += [f"  + {m}" for m in media_added] + [f"  - {m}" for m in media_removed]
+    return "\n".join(lines) + "\n"

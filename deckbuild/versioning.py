@@ -1,0 +1,239 @@
+"""Releases: semantic versions, published snapshots, retired notes and the changelog.
+
+A release publishes the deck: `releases/<version>.jsonl` records every note exactly as
+shipped (one JSON line per note, sorted by id, so a git diff of two releases reads like
+a review).  Anki never deletes a note on import, so a card removed from the sources keeps
+shipping from that snapshot with a `retired` tag and a visible notice.  The clock is read
+once per release; rebuilding a recorded release gives the same bytes on any day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deckbuild.errors import LocatedError, Location
+from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.model import RenderedNote
+from deckbuild.render import plain
+
+RELEASES_DIR = "releases"
+CHANGELOG = "CHANGELOG.md"
+RETIRED_TAG = "retired"
+BUMPS = ("major", "minor", "patch")
+
+
+@dataclass(frozen=True)
+class PublishedNote:
+    """A note as a release shipped it."""
+
+    card_id: str
+    guid: str
+    notetype: str
+    fields: tuple[str, ...]
+    tags: tuple[str, ...]
+    front: str  # plain text of the question or cloze context, for changelogs
+    hash: str
+    retired: bool = False
+
+    def to_json(self) -> str:
+        data = {
+            "id": self.card_id,
+            "guid": self.guid,
+            "notetype": self.notetype,
+            "hash": self.hash,
+            "front": self.front,
+            "tags": list(self.tags),
+            "fields": list(self.fields),
+        }
+        if self.retired:
+            data["retired"] = True
+        return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PublishedNote:
+        return cls(
+            card_id=str(data["id"]),
+            guid=str(data["guid"]),
+            notetype=str(data["notetype"]),
+            fields=tuple(data["fields"]),
+            tags=tuple(data["tags"]),
+            front=str(data.get("front", "")),
+            hash=str(data["hash"]),
+            retired=bool(data.get("retired", False)),
+        )
+
+    def as_rendered(self, due: int) -> RenderedNote:
+        return RenderedNote(self.card_id, self.guid, self.notetype, self.fields, self.tags, due, self.hash)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One release: its version, time, note type schemas, media names and notes."""
+
+    version: str
+    time: int
+    schemas: Mapping[str, Any]
+    media: tuple[str, ...]
+    notes: Mapping[str, PublishedNote] = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        head = {"version": self.version, "time": self.time, "schemas": self.schemas, "media": list(self.media)}
+        lines = [json.dumps({"release": head}, sort_keys=True)]
+        lines += [self.notes[k].to_json() for k in sorted(self.notes)]
+        return ("\n".join(lines) + "\n").encode()
+
+
+def snapshot_path(root: Path, version: str) -> Path:
+    return root / RELEASES_DIR / f"{version}.jsonl"
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    display = str(path)
+    try:
+        lines = path.read_text("utf-8").splitlines()
+        head = json.loads(lines[0])["release"]
+        notes = {}
+        for line in lines[1:]:
+            if line.strip():
+                note = PublishedNote.from_json(json.loads(line))
+                notes[note.card_id] = note
+        return Snapshot(str(head["version"]), int(head["time"]), head.get("schemas", {}), tuple(head.get("media", [])), notes)
+    except FileNotFoundError:
+        raise LocatedError(Location(display), "E503", "release snapshot not found; restore it from git") from None
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise LocatedError(Location(display), "E503", f"release snapshot is unreadable ({exc}); restore it from git") from None
+
+
+def latest_snapshot(root: Path, record_extra: Mapping[str, Any]) -> Snapshot | None:
+    """The last recorded release, if any (named in the build record)."""
+    release = record_extra.get("release")
+    if not release:
+        return None
+    return read_snapshot(snapshot_path(root, str(release["version"])))
+
+
+def front_text(note: RenderedNote) -> str:
+    import html
+    import re
+
+    text = re.sub(r"<[^>]+>", " ", note.fields[0] if note.notetype == "qa" else (note.fields[1] or note.fields[0]))
+    text = re.sub(r"\{\{c\d+::(.*?)(::[^}]*)?\}\}", r"[\1]", text)
+    return re.sub(r"\s+", " ", html.unescape(text)).strip()[:160]
+
+
+def published(note: RenderedNote) -> PublishedNote:
+    return PublishedNote(note.card_id, note.guid, note.notetype, note.fields, note.tags, front_text(note), note.content_hash)
+
+
+def retire(note: PublishedNote, version: str, notice_index: int) -> PublishedNote:
+    """The note as it keeps shipping after its card left the sources."""
+    from deckbuild.notes import content_hash
+
+    if note.retired:
+        return note
+    fields = list(note.fields)
+    fields[notice_index] = plain(
+        f"Retired in version {version}: this card is no longer part of the deck. "
+        f"Suspend or delete it (search: tag:{RETIRED_TAG})."
+    )
+    tags = tuple(sorted({*note.tags, RETIRED_TAG}))
+    return PublishedNote(
+        note.card_id, note.guid, note.notetype, tuple(fields), tags, note.front, content_hash(note.notetype, fields, tags), True
+    )
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What changed between the last release and now."""
+
+    added: tuple[PublishedNote, ...]
+    changed: tuple[PublishedNote, ...]
+    retired: tuple[PublishedNote, ...]
+    schema_changed: tuple[str, ...]
+
+    def needed_bump(self) -> str | None:
+        if self.retired or self.schema_changed:
+            return "major"
+        if self.added:
+            return "minor"
+        if self.changed:
+            return "patch"
+        return None
+
+    def summary(self) -> str:
+        return f"{len(self.added)} added, {len(self.changed)} changed, {len(self.retired)} retired"
+
+
+def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], schemas: Mapping[str, Any]) -> Changes:
+    """Notes added, changed and retired since `previous` (everything is new without one)."""
+    old = previous.notes if previous else {}
+    added = tuple(current[k] for k in sorted(current) if k not in old)
+    changed = tuple(current[k] for k in sorted(current) if k in old and old[k].hash != current[k].hash and not old[k].retired)
+    retired = tuple(old[k] for k in sorted(old) if k not in current and not old[k].retired)
+    schema_changed = tuple(
+        sorted(k for k in schemas if previous is not None and k in previous.schemas and previous.schemas[k] != schemas[k])
+    )
+    return Changes(added, changed, retired, schema_changed)
+
+
+def bump(version: str, part: str) -> str:
+    major, minor, patch = (int(x) for x in version.split("."))
+    if part == "major":
+        return f"{major + 1}.0.0"
+    if part == "minor":
+        return f"{major}.{minor + 1}.0"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def changelog_entry(version: str, when: int, changes: Changes) -> str:
+    """The CHANGELOG.md section for one release (exact text is tested)."""
+    date = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
+    lines = [f"## {version} — {date}", "", changes.summary() + "."]
+    if changes.schema_changed:
+        lines += [
+            "",
+            f"**Breaking:** the note type(s) {', '.join(changes.schema_changed)} changed their fields or templates. "
+            "Anki will import them as a new note type; existing notes are not updated in place.",
+        ]
+    for title, notes in (("Added", changes.added), ("Changed", changes.changed), ("Retired", changes.retired)):
+        if notes:
+            lines += ["", f"### {title}", ""]
+            lines += [f"- `{n.card_id}` — {n.front}" for n in notes]
+    if changes.retired:
+        lines += [
+            "",
+            f"Retired cards keep their review history but are no longer maintained. In Anki, search "
+            f"`tag:{RETIRED_TAG}` to find them, then suspend or delete them.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
+    path = root / CHANGELOG
+    header = f"# Changelog — {deck_name}\n\nEvery release of the deck, newest first.\n"
+    body = path.read_text("utf-8") if path.exists() else header
+    if body.startswith("# "):
+        title, _, rest = body.partition("\n\n")
+        intro, _, older = rest.partition("\n\n")
+        older = older.strip("\n")
+        text = f"{title}\n\n{intro.strip()}\n\n{entry}" + (f"\n{older}\n" if older else "")
+    else:
+        text = header + "\n" + entry + "\n" + body
+    atomic_write_bytes(path, text.encode())
+
+
+def description_changes(record_extra: Mapping[str, Any]) -> str:
+    """The deck description's line about the latest release."""
+    release = record_extra.get("release")
+    if not release:
+        return ""
+    return f"Latest release {release['version']}: {release['summary']}. See CHANGELOG.md for the cards."
+
+
+def ordered(notes: Sequence[PublishedNote]) -> list[PublishedNote]:
+    return sorted(notes, key=lambda n: n.card_id)
