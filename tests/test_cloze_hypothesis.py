@@ -25,7 +25,10 @@ settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
-    "long", max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "long",
+    max_examples=10_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -40,16 +43,54 @@ class Node:
     mark: tuple[int, str | None] | None = None
 
 
-MATH_SYMBOLS = ["x", "y", "1", "2", " ", "+", "-", "<", ">", "&", ":", "::", "\\alpha ",
-                "\\{", "\\}", "\\,", "(", ")", "=", "\\cdot "]
-TEXT_WORDS = ["a", "base", " ", "of", "1", ":", "::", "<", ">", "&", "(x)", "\\{", "\\}"]
-HINTS = st.none() | st.text(alphabet="abcdefgh ", min_size=1, max_size=8).filter(str.strip)
+MATH_SYMBOLS = [
+    "x",
+    "y",
+    "1",
+    "2",
+    " ",
+    "+",
+    "-",
+    "<",
+    ">",
+    "&",
+    ":",
+    "::",
+    "\\alpha ",
+    "\\{",
+    "\\}",
+    "\\,",
+    "(",
+    ")",
+    "=",
+    "\\cdot ",
+]
+TEXT_WORDS = [
+    "a",
+    "base",
+    " ",
+    "of",
+    "1",
+    ":",
+    "::",
+    "<",
+    ">",
+    "&",
+    "(x)",
+    "\\{",
+    "\\}",
+]
+HINTS = st.none() | st.text(alphabet="abcdefgh ", min_size=1, max_size=8).filter(
+    str.strip
+)
 MARKS = st.none() | st.none() | st.tuples(st.integers(1, 3), HINTS)
 
 
 def _text_tree() -> st.SearchStrategy[Node]:
     """Contents of ``\\text{..}``: words, nested groups and ``\\textbf``."""
-    leaf = st.builds(Node, st.just("leaf"), leaf=st.sampled_from(TEXT_WORDS), mark=MARKS)
+    leaf = st.builds(
+        Node, st.just("leaf"), leaf=st.sampled_from(TEXT_WORDS), mark=MARKS
+    )
     return st.recursive(
         leaf,
         lambda inner: st.builds(
@@ -64,16 +105,24 @@ def _text_tree() -> st.SearchStrategy[Node]:
 
 def _math_tree() -> st.SearchStrategy[Node]:
     """Math: symbols, groups, fractions, sub/superscripts and ``\\text`` at any depth."""
-    leaf = st.builds(Node, st.just("leaf"), leaf=st.sampled_from(MATH_SYMBOLS), mark=MARKS)
+    leaf = st.builds(
+        Node, st.just("leaf"), leaf=st.sampled_from(MATH_SYMBOLS), mark=MARKS
+    )
     text = st.builds(
-        Node, st.just("text"), st.lists(_text_tree(), min_size=1, max_size=2).map(tuple),
+        Node,
+        st.just("text"),
+        st.lists(_text_tree(), min_size=1, max_size=2).map(tuple),
         mark=MARKS,
     )
 
     def extend(inner: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
         return st.one_of(
-            st.builds(Node, st.sampled_from(["seq", "group", "sub", "sup", "sqrt"]),
-                      st.lists(inner, min_size=1, max_size=3).map(tuple), mark=MARKS),
+            st.builds(
+                Node,
+                st.sampled_from(["seq", "group", "sub", "sup", "sqrt"]),
+                st.lists(inner, min_size=1, max_size=3).map(tuple),
+                mark=MARKS,
+            ),
             st.builds(Node, st.just("frac"), st.tuples(inner, inner), mark=MARKS),
         )
 
@@ -119,7 +168,8 @@ def marked(node: Node, inside: bool = False) -> str:
         return latex
     assert node.mark is not None
     number, hint = node.mark
-    wrapped = "{{c%d::%s%s}}" % (number, latex, "" if hint is None else "::" + hint)
+    hint_part = "" if hint is None else "::" + hint
+    wrapped = "{{c" + str(number) + "::" + latex + hint_part + "}}"
     # A '::' at depth 0 of a body is the hint separator by the source contract, so such a
     # subtree cannot be deleted as written; leave it plain.
     parsed = parse_deletions(wrapped).deletions
@@ -132,7 +182,9 @@ def renumber(source: str) -> str:
     """Make cloze numbers contiguous from c1 (the validator requires it)."""
     used = sorted({int(n) for n in re.findall(r"\{\{c(\d+)::", source)})
     mapping = {old: new for new, old in enumerate(used, start=1)}
-    return re.sub(r"\{\{c(\d+)::", lambda m: "{{c%d::" % mapping[int(m.group(1))], source)
+    return re.sub(
+        r"\{\{c(\d+)::", lambda m: "{{c" + str(mapping[int(m.group(1))]) + "::", source
+    )
 
 
 def squash(s: str) -> str:
@@ -160,20 +212,11 @@ def expected_front(source: str, ordinal: int, text_mode_hint: set[int]) -> str:
 
 def _text_mode_starts(source: str) -> set[int]:
     """Offsets of deletions that sit inside a ``\\text{..}`` argument."""
-    starts = set()
-    for seg in parse_deletions(source).deletions:
-        before = source[: seg.start]
-        depth_text = 0
-        for m in re.finditer(r"\\text(?:bf)?\{|\{|\}", before):
-            tok = m.group(0)
-            if tok.startswith("\\text"):
-                depth_text += 1
-            elif tok == "}" and depth_text:
-                # close of some group; approximate by re-parsing below
-                pass
-        if _inside_text(before):
-            starts.add(seg.start)
-    return starts
+    return {
+        d.start
+        for d in parse_deletions(source).deletions
+        if _inside_text(source[: d.start])
+    }
 
 
 def _inside_text(before: str) -> bool:
@@ -194,7 +237,11 @@ def _inside_text(before: str) -> bool:
             continue
         if before[i] == "{":
             stack.append(bool(stack and stack[-1]))
-        elif before[i] == "}" and before.startswith("}}", i) and _closing_deletion(before, i):
+        elif (
+            before[i] == "}"
+            and before.startswith("}}", i)
+            and _closing_deletion(before, i)
+        ):
             i += 2
             continue
         elif before[i] == "}" and stack:
@@ -225,7 +272,8 @@ def test_back_equals_formula_and_front_hides_deletions(tree: Node) -> None:
         back = strip_math_wrapper(card.back)
         front = strip_math_wrapper(card.front)
         assert squash(back) == squash(plain(tree)), (source, field, card.back_html)
-        assert squash(front) == squash(expected_front(source, card.ordinal, hint_in_text)), (
-            source, field, card.front_html)
+        assert squash(front) == squash(
+            expected_front(source, card.ordinal, hint_in_text)
+        ), (source, field, card.front_html)
         for side in (card.front_html, card.back_html):
             assert "{{" not in visible_text(side) or "{{" in plain(tree)

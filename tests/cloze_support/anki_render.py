@@ -62,7 +62,9 @@ def render_cloze(text: str) -> list[RenderedCard]:
     col.add_note(note, deck_id)
     cards = []
     for card in sorted(note.cards(), key=lambda c: c.ord):
-        cards.append(RenderedCard(card.ord + 1, _body(card.question()), _body(card.answer())))
+        cards.append(
+            RenderedCard(card.ord + 1, _body(card.question()), _body(card.answer()))
+        )
     col.remove_notes([note.id])
     return cards
 
