@@ -1,11 +1,11 @@
 """The LaTeX macros and environments deckbuild lets through to MathJax.
 
-Anki typesets with MathJax 3.  An unknown control sequence does not fail loudly there: the
-learner just sees red text on a card months later.  So deckbuild refuses, at build time, any
-macro that is not on this allow-list.  The list is a conservative subset of what MathJax 3's
+Anki typesets with MathJax 3. An unknown control sequence does not fail loudly there: the
+learner just sees red text on a card months later. So deckbuild refuses, at build time, any
+macro that is not on this allow-list. The list is a conservative subset of what MathJax 3's
 default TeX packages (base, ams, plus the autoloaded ones Anki can fetch) define; it is
 checked by tests/test_mathjax.py, which typesets every formula of the deck with MathJax
-itself.  Add a macro here only after checking MathJax 3 knows it.
+itself. Add a macro here only after checking MathJax 3 knows it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ le leq ge geq ne neq equiv approx approxeq sim simeq cong propto ll gg prec succ
 subset supset subseteq supseteq nsubseteq nsupseteq subsetneq supsetneq sqsubseteq sqsupseteq
 in ni notin owns mid nmid parallel nparallel perp models vdash dashv asymp doteq bowtie
 lesssim gtrsim lessapprox gtrapprox leqslant geqslant lneq gneq nless ngtr nleq ngeq
-coloneqq eqqcolon triangleq stackrel
+triangleq stackrel
 """
 
 _ARROWS = """
@@ -50,7 +50,7 @@ implies impliedby leadsto rightsquigarrow xrightarrow xleftarrow
 
 _LARGE_OPS = """
 sum prod coprod int iint iiint oint bigcup bigcap bigsqcup bigvee bigwedge bigoplus
-bigotimes bigodot biguplus lim limsup liminf sup inf max min arg argmax argmin det gcd Pr
+bigotimes bigodot biguplus lim limsup liminf sup inf max min arg det gcd Pr
 """
 
 _FUNCTIONS = """
@@ -65,7 +65,7 @@ lbrack rbrack ulcorner urcorner llcorner lrcorner
 """
 
 _STRUCTURE = """
-frac dfrac tfrac cfrac binom dbinom tbinom sqrt root of over choose atop
+frac dfrac tfrac cfrac binom dbinom tbinom sqrt over choose atop
 overline underline overbrace underbrace overset underset overrightarrow overleftarrow
 widehat widetilde hat tilde bar vec dot ddot acute grave breve check mathring boxed
 substack limits nolimits displaystyle textstyle scriptstyle scriptscriptstyle
@@ -74,12 +74,12 @@ phantom hphantom vphantom smash
 """
 
 _FONTS = """
-mathrm mathit mathbf mathsf mathtt mathcal mathbb mathfrak mathscr mathnormal boldsymbol bm
+mathrm mathit mathbf mathsf mathtt mathcal mathbb mathfrak mathscr mathnormal boldsymbol
 text textrm textit textbf textsf texttt textnormal mbox rm it bf sf tt cal
 """
 
 _SPACING = """
-quad qquad enspace thinspace negthinspace medspace thickspace negmedspace negthickspace
+quad qquad enspace thinspace negthinspace negmedspace negthickspace
 hspace kern mkern mskip hskip space nobreakspace
 """
 
