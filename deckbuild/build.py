@@ -21,7 +21,7 @@ from deckbuild.record import Clock, Record
 if TYPE_CHECKING:
     from deckbuild.versioning import Changes, Snapshot
 from deckbuild.sources import load_cards
-from deckbuild.validate import validate_cards
+from deckbuild.validate import validate_cards, validate_math_and_cloze
 
 Progress = Callable[[int, int, str], None]
 
@@ -52,7 +52,7 @@ def load_project(root: Path) -> tuple[Project | None, list[Problem]]:
     problems += card_problems
     # Stage 3: checks across the deck (ids, references, text rules) and per-kind rules.
     problems += validate_cards(cards)
-    problems += _check_cloze(cards)
+    problems += validate_math_and_cloze(cards)
     problems += _check_diagrams(cards)
     _images, image_problems = check_images(root, cards)
     problems += image_problems
@@ -261,15 +261,6 @@ def _card_count(card: Card) -> int:
     if numbers is not None:
         return len(numbers(text))
     return len(set(re.findall(r"\{\{c(\d+)::", text)))
-
-
-def _check_cloze(cards: list[Card]) -> list[Problem]:
-    if not any(card.kind != "qa" for card in cards):
-        return []
-    from deckbuild import cloze
-
-    checker = getattr(cloze, "card_problems", None)
-    return list(checker(cards)) if checker else []
 
 
 def _check_diagrams(cards: list[Card]) -> list[Problem]:

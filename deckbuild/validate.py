@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from deckbuild.errors import Problem
+from deckbuild.errors import Location, Problem
 from deckbuild.model import Card
 from deckbuild.render import markdown_images
 
-DOLLAR_MATH = re.compile(r"(?<![\\$])\$[^$\n]+\$")
+MATH_KEYS = ("question", "answer", "details", "context")
 
 
 def validate_cards(cards: Sequence[Card]) -> list[Problem]:
@@ -74,14 +73,6 @@ def _check_text(card: Card) -> list[Problem]:
         text = getattr(card, key)
         if not text:
             continue
-        if DOLLAR_MATH.search(text):
-            problems.append(
-                Problem(
-                    card.where(key),
-                    "E402",
-                    f"card '{card.id}': '{key}' uses $...$ math, which Anki shows as plain text; write \\( ... \\) (inline) or \\[ ... \\] (display)",
-                )
-            )
         if markdown_images(text):
             problems.append(
                 Problem(
@@ -91,3 +82,38 @@ def _check_text(card: Card) -> list[Problem]:
                 )
             )
     return problems
+
+
+def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
+    """LaTeX and cloze rules (cloze.py) for formulas, facts, and math in any Markdown text."""
+    from deckbuild import cloze
+
+    problems: list[Problem] = []
+    for card in cards:
+        checks = [(key, cloze.math_problems) for key in MATH_KEYS if getattr(card, key)]
+        if card.kind == "formula":
+            checks.append(("formula", cloze.validate_formula))
+        elif card.kind == "fact":
+            checks.append(("fact", cloze.validate_fact))
+        for key, checker in checks:
+            text = getattr(card, key)
+            if key in MATH_KEYS and "\\" not in text and "$" not in text:
+                continue  # no math possible: skip the scan
+            for found in checker(text):
+                where = offset_location(card.where(key), text, found.offset)
+                problems.append(Problem(where, found.code, f"card '{card.id}': {key}: {found.message}"))
+    return problems
+
+
+def offset_location(value_at: Location, text: str, offset: int) -> Location:
+    """file:line:col of a character inside a YAML text value (best effort for columns).
+
+    Multi-line values are block scalars in practice ('|'), whose text starts on the line
+    after the indicator, indented by two more columns than the key.
+    """
+    before = text[: max(offset, 0)]
+    newlines = before.count("\n")
+    if "\n" not in text.rstrip("\n"):
+        return Location(value_at.path, value_at.line, value_at.col + len(before) + (1 if value_at.col else 0))
+    column = len(before) - (before.rfind("\n") + 1) if newlines else len(before)
+    return Location(value_at.path, value_at.line + 1 + newlines, column + 1)

@@ -1,0 +1,1 @@
+"""Helpers for the cloze tests: render notes with the official Anki backend."""

@@ -1,0 +1,86 @@
+"""Render Cloze notes with the real Anki backend (the ``anki`` wheel), without packaging.
+
+The escaping rules in deckbuild.cloze are only as good as Anki's parser agrees with them,
+so tests add the emitted field to the stock "Cloze" note type of a throwaway collection and
+read back what Anki shows on each card's front and back.
+"""
+
+from __future__ import annotations
+
+import atexit
+import html
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from anki.collection import Collection
+
+
+@dataclass(frozen=True)
+class RenderedCard:
+    """One card of a note: its cloze number and the visible front/back text."""
+
+    ordinal: int
+    front_html: str
+    back_html: str
+
+    @property
+    def front(self) -> str:
+        """Front as the learner sees it: tags (and their attributes) removed, unescaped."""
+        return visible_text(self.front_html)
+
+    @property
+    def back(self) -> str:
+        """Back as the learner sees it."""
+        return visible_text(self.back_html)
+
+
+@cache
+def _collection() -> tuple[Collection, int]:
+    """One collection per test session: creating one costs far more than adding a note."""
+    folder = Path(tempfile.mkdtemp(prefix="deckbuild-cloze-"))
+    col = Collection(str(folder / "test.anki2"))
+    deck_id = col.decks.id("cloze-tests")
+    assert deck_id is not None
+
+    def close() -> None:
+        col.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(close)
+    return col, deck_id
+
+
+def render_cloze(text: str) -> list[RenderedCard]:
+    """Add a stock Cloze note with ``Text = text`` and render every card Anki generated."""
+    col, deck_id = _collection()
+    note = col.new_note(col.models.by_name("Cloze"))  # type: ignore[arg-type]
+    note["Text"] = text
+    col.add_note(note, deck_id)
+    cards = []
+    for card in sorted(note.cards(), key=lambda c: c.ord):
+        cards.append(RenderedCard(card.ord + 1, _body(card.question()), _body(card.answer())))
+    col.remove_notes([note.id])
+    return cards
+
+
+def _body(rendered: str) -> str:
+    """Drop the ``<style>`` block Anki prepends to every rendered side."""
+    return re.sub(r"(?s)<style>.*?</style>", "", rendered)
+
+
+def visible_text(fragment: str) -> str:
+    """Text of an HTML fragment: comments and tags (with attributes) removed, unescaped."""
+    fragment = re.sub(r"(?s)<!--.*?-->", "", fragment)
+    fragment = re.sub(r"(?s)<[^>]*>", "", fragment)
+    return html.unescape(fragment)
+
+
+def strip_math_wrapper(side: str) -> str:
+    r"""The LaTeX inside the ``\[ ... \]`` of a rendered formula card."""
+    m = re.search(r"(?s)\\\[(.*)\\\]", side)
+    assert m is not None, f"no \\[ \\] in {side!r}"
+    return m.group(1)
