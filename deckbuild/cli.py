@@ -167,7 +167,7 @@ def preview(project: Path, out: Path | None, quiet: bool) -> None:
         out = project / (loaded.config.output if loaded is not None else "dist") / "preview"
     result = write_preview(project, out, progress=progress)
     if not quiet:
-        click.echo(f"wrote {_relative(result.index)}: {result.cards} cards, {result.pages} pages, {result.media} media files")
+        click.echo(f"wrote {_relative(result.index)}: {result.cards} cards, {result.media} media files")
 
 
 def _relative(path: Path) -> str:

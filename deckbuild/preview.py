@@ -10,7 +10,6 @@ are copied next to them.  Same deck in, same bytes out.
 from __future__ import annotations
 
 import html
-import json
 import re
 import shutil
 import tempfile
@@ -18,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from deckbuild.errors import DeckbuildError
 
@@ -49,7 +49,7 @@ class PreviewError(DeckbuildError):
 
 @dataclass(frozen=True)
 class CardView:
-    """One Anki card as rendered by the backend, ready to become two pages."""
+    """One Anki card as rendered by the backend, ready to become a page."""
 
     key: str  # page name: the card id, plus ".cN" for each card of a cloze note
     card_id: str
@@ -65,7 +65,6 @@ class CardView:
 class PreviewResult:
     index: Path
     cards: int
-    pages: int
     media: int
 
 
@@ -83,7 +82,7 @@ def write_preview(root: Path, out_dir: Path, progress: Progress | None = None) -
         # Stage 3: now that all data is gathered, write the site.
         _prepare(out_dir)
         _write_site(out_dir, deck_name, views, media, progress)
-    return PreviewResult(out_dir / "index.html", len(views), 2 * len(views), len(media))
+    return PreviewResult(out_dir / "index.html", len(views), len(media))
 
 
 def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[list[CardView], list[Path]]:
@@ -134,8 +133,8 @@ def render_cards(package: Path, workdir: Path, progress: Progress | None = None)
         col.close()
 
 
-def _field(note: object, name: str) -> str:
-    return note[name] if name in note else ""  # type: ignore[index, operator]
+def _field(note: Any, name: str) -> str:
+    return str(note[name]) if name in note else ""  # noqa: SIM401 (anki's Note has no .get)
 
 
 def visible_text(rendered: str) -> str:
@@ -179,26 +178,26 @@ def _write_site(out_dir: Path, deck: str, views: Sequence[CardView], media: Sequ
     for index, view in enumerate(views):
         prev_key = views[index - 1].key if index > 0 else None
         next_key = views[index + 1].key if index + 1 < len(views) else None
-        for side in ("front", "back"):
-            page = card_page(deck, view, side, prev_key, next_key, index + 1, len(views))
-            (pages / f"{view.key}.{side}.html").write_text(page, encoding="utf-8")
+        page = card_page(deck, view, prev_key, next_key, index + 1, len(views))
+        (pages / f"{view.key}.html").write_text(page, encoding="utf-8")
         if progress and ((index + 1) % 100 == 0 or index + 1 == len(views)):
             progress(index + 1, len(views), "wrote card pages")
     (out_dir / "index.html").write_text(index_page(deck, views), encoding="utf-8")
 
 
-def card_page(deck: str, view: CardView, side: str, prev_key: str | None, next_key: str | None, number: int, total: int) -> str:
-    """One side of one card, wrapped as Anki's reviewer wraps it (body.card, #qa), plus a small bar."""
-    other = "back" if side == "front" else "front"
-    flip = "Show answer" if side == "front" else "Show question"
+def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | None, number: int, total: int) -> str:
+    """One card, wrapped as Anki's reviewer wraps it (body.card, #qa), plus a small bar.
+
+    Both sides are in the page and "Show answer" swaps #qa and typesets it again, which is
+    what Anki's reviewer does; `#answer` in the URL opens the back.
+    """
 
     def link(key: str | None, label: str, rel: str) -> str:
         if key is None:
             return f'<span class="pv-off">{label}</span>'
-        return f'<a rel="{rel}" href="../cards/{html.escape(key)}.{side}.html">{label}</a>'
+        return f'<a rel="{rel}" href="../cards/{html.escape(key)}.html">{label}</a>'
 
-    body = view.front if side == "front" else view.back
-    title = html.escape(f"{view.key} ({side}) · {deck}")
+    title = html.escape(f"{view.key} · {deck}")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -208,21 +207,26 @@ def card_page(deck: str, view: CardView, side: str, prev_key: str | None, next_k
 <base href="../media/">
 <link rel="stylesheet" href="../assets/preview.css">
 <script src="../assets/preview.js"></script>
-<script src="../mathjax/tex-svg.js" async></script>
+<script src="../mathjax/tex-svg.js" defer></script>
 </head>
-<body class="card card{_ord(view.key)}" data-card="{html.escape(view.key)}" data-side="{side}">
+<body class="card card{_ord(view.key)}" data-card="{html.escape(view.key)}">
 <script>dbPreview.init();</script>
 <nav class="pv-bar">
-<a href="../index.html" rel="index">All cards</a>
+<a href="../index.html" rel="index">All</a>
 {link(prev_key, "‹ Prev", "prev")}
 <span class="pv-pos">{number}/{total}</span>
 {link(next_key, "Next ›", "next")}
-<a class="pv-flip" href="../cards/{html.escape(view.key)}.{other}.html">{flip}</a>
+<button type="button" class="pv-flip" onclick="dbPreview.flip()">Answer</button>
 <button type="button" class="pv-night" onclick="dbPreview.toggleNight()">Night</button>
 </nav>
-<div id="qa">
-{body}
-</div>
+<template id="pv-front">
+{view.front}
+</template>
+<template id="pv-back">
+{view.back}
+</template>
+<div id="qa"></div>
+<script>dbPreview.show(location.hash === "#answer" ? "back" : "front");</script>
 </body>
 </html>
 """
@@ -244,7 +248,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
         rows.append(
             f'<li data-difficulty="{html.escape(view.difficulty)}" data-topics="{html.escape(" ".join(view.topics))}"'
             f' data-text="{html.escape(search)}">'
-            f'<a href="cards/{html.escape(view.key)}.front.html">'
+            f'<a href="cards/{html.escape(view.key)}.html">'
             f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
             f'<span class="pv-kind">{html.escape(view.kind)}</span>'
             f'<span class="pv-title">{html.escape(_shorten(view.title, 220))}</span>'
@@ -262,7 +266,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
 <title>{html.escape(deck)} · preview</title>
 <link rel="stylesheet" href="assets/preview.css">
 <script src="assets/preview.js"></script>
-<script src="mathjax/tex-svg.js" async></script>
+<script src="mathjax/tex-svg.js" defer></script>
 </head>
 <body class="pv-index">
 <script>dbPreview.init();</script>
@@ -299,7 +303,7 @@ space to flip. <button type="button" class="pv-night" onclick="dbPreview.toggleN
     [["difficulty", d.value], ["topic", t.value], ["q", q.value]].forEach(function (p) {{
       if (p[1]) params.set(p[0], p[1]); else params.delete(p[0]);
     }});
-    history.replaceState(null, "", params.toString() ? "?" + params : location.pathname);
+    history.replaceState(null, "", location.pathname + (params.toString() ? "?" + params : ""));
   }}
   var start = new URLSearchParams(location.search);
   d.value = start.get("difficulty") || ""; t.value = start.get("topic") || ""; q.value = start.get("q") || "";
@@ -334,13 +338,15 @@ CHROME_CSS = """\
 .pv-bar a { color: #0a63c2; text-decoration: none; }
 .pv-bar .pv-off { color: #b0b0b5; }
 .pv-bar .pv-pos { color: #6b6b70; }
-.pv-bar .pv-flip { font-weight: 600; }
-.pv-night { font: inherit; font-size: 13px; padding: 1px 10px; border-radius: 12px; border: 1px solid #c5c5cb;
-  background: transparent; color: inherit; cursor: pointer; margin-left: auto; }
+.pv-flip, .pv-night { font: inherit; font-size: 13px; padding: 1px 10px; border-radius: 12px; border: 1px solid #c5c5cb;
+  background: transparent; color: inherit; cursor: pointer; }
+.pv-flip { margin-left: auto; font-weight: 600; color: #0a63c2; border-color: #0a63c2; }
+.nightMode .pv-flip { color: #7ab7ff; border-color: #7ab7ff; }
 .nightMode .pv-bar { background: #2a2a2d; border-bottom-color: #3a3a3f; color: #d0d0d6; }
 .nightMode .pv-bar a { color: #7ab7ff; }
 .nightMode .pv-bar .pv-off, .nightMode .pv-bar .pv-pos { color: #8a8a90; }
 .nightMode .pv-night { border-color: #55555b; }
+.pv-index .pv-night { margin-left: auto; }
 body.pv-index { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fff; }
 .pv-index header { padding: 12px 14px 4px; position: sticky; top: 0; background: inherit; border-bottom: 1px solid #e0e0e4; }
 .pv-index h1 { font-size: 20px; margin: 0 0 4px; }
@@ -373,15 +379,16 @@ body.pv-index.nightMode { background: #1c1c1e; color: #e6e6ea; }
 CHROME_JS = """\
 window.dbPreview = (function () {
   function night() { return new URLSearchParams(location.search).get("night") === "1"; }
+  // Anki sets these classes on the reviewer's page; the card CSS styles both spellings.
   function setNight(on) {
     document.documentElement.classList.toggle("night-mode", on);
     document.body.classList.toggle("nightMode", on);
     document.body.classList.toggle("night_mode", on);
     var params = new URLSearchParams(location.search);
     if (on) params.set("night", "1"); else params.delete("night");
-    history.replaceState(null, "", params.toString() ? "?" + params : location.pathname);
+    history.replaceState(null, "", location.pathname + (params.toString() ? "?" + params : ""));
     document.querySelectorAll("a[href]").forEach(function (a) {
-      var href = a.getAttribute("href").split("?")[0];
+      var href = a.getAttribute("href").split("?")[0];  // keep night mode while paging
       if (/\\.html$/.test(href)) a.setAttribute("href", on ? href + "?night=1" : href);
     });
   }
@@ -394,12 +401,33 @@ window.dbPreview = (function () {
     }
     document.addEventListener("keydown", function (e) {
       if (e.target.closest && e.target.closest("input, select, textarea")) return;
-      var rel = {ArrowLeft: "prev", ArrowRight: "next", " ": "flip"}[e.key];
-      var a = rel && document.querySelector(rel === "flip" ? "a.pv-flip" : 'a[rel="' + rel + '"]');
+      if (e.key === " " && document.getElementById("qa")) { e.preventDefault(); flip(); return; }
+      var rel = {ArrowLeft: "prev", ArrowRight: "next"}[e.key];
+      var a = rel && document.querySelector('a[rel="' + rel + '"]');
       if (a) { e.preventDefault(); location.href = a.href; }
     });
   }
-  return {init: init, setNight: setNight,
+  // Like Anki's reviewer: replace #qa with the side's HTML, then typeset it again.
+  var side = "front";
+  function show(which) {
+    side = which;
+    var qa = document.getElementById("qa");
+    qa.innerHTML = document.getElementById("pv-" + which).innerHTML;
+    var button = document.querySelector(".pv-flip");
+    if (button) button.textContent = which === "front" ? "Answer" : "Question";
+    history.replaceState(null, "", location.pathname + location.search + (which === "back" ? "#answer" : ""));
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      // Chained on the start-up promise, MathJax's documented way to serialise typesetting.
+      MathJax.startup.promise = MathJax.startup.promise.then(function () {
+        MathJax.typesetClear([qa]);
+        return MathJax.typesetPromise([qa]);
+      });
+      return MathJax.startup.promise;
+    }
+    return Promise.resolve();  // MathJax (deferred) has not started yet: its start-up typesets #qa
+  }
+  function flip() { return show(side === "front" ? "back" : "front"); }
+  return {init: init, setNight: setNight, show: show, flip: flip,
           toggleNight: function () { setNight(!document.body.classList.contains("nightMode")); }};
 })();
 """
