@@ -66,6 +66,7 @@ class PreviewResult:
     index: Path
     cards: int
     media: int
+    views: tuple[CardView, ...]  # every card in study order, as rendered
 
 
 def write_preview(root: Path, out_dir: Path, progress: Progress | None = None) -> PreviewResult:
@@ -82,7 +83,7 @@ def write_preview(root: Path, out_dir: Path, progress: Progress | None = None) -
         # Stage 3: now that all data is gathered, write the site.
         _prepare(out_dir)
         _write_site(out_dir, deck_name, views, media, progress)
-    return PreviewResult(out_dir / "index.html", len(views), len(media))
+    return PreviewResult(out_dir / "index.html", len(views), len(media), tuple(views))
 
 
 def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[list[CardView], list[Path]]:
@@ -412,18 +413,21 @@ window.dbPreview = (function () {
   function show(which) {
     side = which;
     var qa = document.getElementById("qa");
-    qa.innerHTML = document.getElementById("pv-" + which).innerHTML;
+    var content = document.getElementById("pv-" + which).innerHTML;
     var button = document.querySelector(".pv-flip");
     if (button) button.textContent = which === "front" ? "Answer" : "Question";
     history.replaceState(null, "", location.pathname + location.search + (which === "back" ? "#answer" : ""));
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-      // Chained on the start-up promise, MathJax's documented way to serialise typesetting.
+      // Chained on the start-up promise, MathJax's documented way to serialise typesetting;
+      // cleared before the swap, or MathJax keeps the old side's formulas in its list.
       MathJax.startup.promise = MathJax.startup.promise.then(function () {
         MathJax.typesetClear([qa]);
+        qa.innerHTML = content;
         return MathJax.typesetPromise([qa]);
       });
       return MathJax.startup.promise;
     }
+    qa.innerHTML = content;
     return Promise.resolve();  // MathJax (deferred) has not started yet: its start-up typesets #qa
   }
   function flip() { return show(side === "front" ? "back" : "front"); }
