@@ -110,8 +110,9 @@ def readme_block(shots: Sequence[Shot], out: Path, readme: Path) -> str:
     rel = os.path.relpath(out, readme.parent).replace(os.sep, "/")
     lines = [START, "", "| | light | night |", "|---|---|---|"]
     for shot in shots:
-        light = f"![{shot.caption}, light]({rel}/{shot.name}-light.png)"
-        night = f"![{shot.caption}, night]({rel}/{shot.name}-night.png)"
+        alt = shot.caption.replace("`", "")
+        light = f"![{alt}, light]({rel}/{shot.name}-light.png)"
+        night = f"![{alt}, night]({rel}/{shot.name}-night.png)"
         lines.append(f"| {shot.caption} | {light} | {night} |")
     return "\n".join([*lines, "", END])
 
