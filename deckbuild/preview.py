@@ -58,7 +58,7 @@ class CardView:
     topics: tuple[str, ...]
     front: str  # Anki's rendered question side (with its <style>)
     back: str  # Anki's rendered answer side
-    title: str  # the front as plain text, for the index
+    title: str  # the front as plain text without the difficulty/topic line, for the index
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def render_cards(package: Path, workdir: Path, progress: Progress | None = None)
                     topics=tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
                     front=front,
                     back=card.answer(),
-                    title=visible_text(front),
+                    title=visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL)),
                 )
             )
             if progress and (done % 100 == 0 or done == len(cards)):

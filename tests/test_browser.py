@@ -1,10 +1,12 @@
 """Every card of a deck, as `deckbuild preview` renders it, in headless Chromium: phone and desktop, light and night.
 
-For each card, front then back (flipped in place, as Anki's reviewer does): the page never scrolls horizontally, every image loads, all math is
-typeset (no raw \\( left, no MathJax error), no console or page error, nothing is fetched
-from the network.  One browser and one tab serve the whole deck: each page is loaded once
-and checked in all four configurations by resizing the viewport and toggling night mode in
-place, so ~250 cards take well under a minute or two.
+For each card, front then back (flipped in place, as Anki's reviewer does): the page
+never scrolls horizontally, every image loads, all math is typeset (no raw \\( left, no
+MathJax error or unknown macro), no console or page error, nothing is fetched from the
+network.  One browser and one tab serve a whole deck, each side is checked in all four
+configurations by resizing the viewport and toggling the night classes in place, and
+cards after the first are swapped into the loaded page: about 0.15-0.25 s per card on
+2 cores, so ~250 cards take about a minute.
 """
 
 from __future__ import annotations
