@@ -193,10 +193,10 @@ def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | N
     what Anki's reviewer does; `#answer` in the URL opens the back.
     """
 
-    def link(key: str | None, label: str, rel: str) -> str:
+    def link(key: str | None, label: str, rel: str, name: str) -> str:
         if key is None:
-            return f'<span class="pv-off">{label}</span>'
-        return f'<a rel="{rel}" href="../cards/{html.escape(key)}.html">{label}</a>'
+            return f'<span class="pv-off pv-step" aria-hidden="true">{label}</span>'
+        return f'<a class="pv-step" rel="{rel}" aria-label="{name}" href="../cards/{html.escape(key)}.html">{label}</a>'
 
     title = html.escape(f"{view.key} · {deck}")
     return f"""<!DOCTYPE html>
@@ -214,9 +214,9 @@ def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | N
 <script>dbPreview.init();</script>
 <nav class="pv-bar">
 <a href="../index.html" rel="index">All</a>
-{link(prev_key, "‹ Prev", "prev")}
+{link(prev_key, "‹", "prev", "Previous card")}
 <span class="pv-pos">{number}/{total}</span>
-{link(next_key, "Next ›", "next")}
+{link(next_key, "›", "next", "Next card")}
 <button type="button" class="pv-flip" onclick="dbPreview.flip()">Answer</button>
 <button type="button" class="pv-night" onclick="dbPreview.toggleNight()">Night</button>
 </nav>
@@ -273,7 +273,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
 <script>dbPreview.init();</script>
 <header>
 <h1>{html.escape(deck)}</h1>
-<p class="pv-help">{len(views)} cards as Anki renders them. Open one, then use ‹ › (or the arrow keys) and
+<p class="pv-help">{len(views)} cards as Anki renders them. Open one, then use ‹ › (or the arrow keys) to page and
 space to flip. <button type="button" class="pv-night" onclick="dbPreview.toggleNight()">Night</button></p>
 <form class="pv-filter" onsubmit="return false">
 <select id="difficulty" aria-label="Difficulty"><option value="">any difficulty</option>{diff_options}</select>
@@ -334,10 +334,11 @@ def _shorten(text: str, limit: int) -> str:
 
 # The preview's own chrome: a quiet bar above the card; never styles the card itself.
 CHROME_CSS = """\
-.pv-bar { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: center; padding: 6px 14px;
+.pv-bar { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; padding: 6px 14px;
   font: 13px/1.6 system-ui, sans-serif; background: #f3f3f5; border-bottom: 1px solid #dcdce0; }
 .pv-bar a { color: #0a63c2; text-decoration: none; }
 .pv-bar .pv-off { color: #b0b0b5; }
+.pv-bar .pv-step { font-size: 20px; line-height: 1; padding: 0 8px; }
 .pv-bar .pv-pos { color: #6b6b70; }
 .pv-flip, .pv-night { font: inherit; font-size: 13px; padding: 1px 10px; border-radius: 12px; border: 1px solid #c5c5cb;
   background: transparent; color: inherit; cursor: pointer; }
