@@ -147,7 +147,13 @@ def visible_text(rendered: str) -> str:
 
 def mathjax_dir() -> Path:
     """MathJax 3's es5 build inside the django-static-mathjax wheel."""
-    return Path(str(resources.files("mathjax"))) / "static" / "mathjax" / "es5"
+    try:
+        root = Path(str(resources.files("mathjax"))) / "static" / "mathjax" / "es5"
+    except ModuleNotFoundError:
+        root = Path("/nonexistent")
+    if not (root / "tex-svg.js").exists():
+        raise PreviewError("MathJax 3 not found: pip install 'django-static-mathjax==3.2.2.1' (or reinstall deckbuild)")
+    return root
 
 
 def _prepare(out_dir: Path) -> None:
