@@ -208,6 +208,42 @@ def diff(project: Path, old: str, new: str) -> None:
     click.echo(run_diff(load(old, project), load(new, project)), nl=False)
 
 
+@main.command()
+@PROJECT_OPTION
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write the site to.  [default: <output>/preview, e.g. dist/preview]",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@handles_errors
+def preview(project: Path, out: Path | None, quiet: bool) -> None:
+    """Build the deck and write a static preview site of every card, front and back.
+
+    Each card is rendered by the official Anki backend with the deck's own templates and
+    CSS, math is typeset offline with MathJax 3 as Anki does, and images are included, so
+    the site shows what a learner's Anki will show.  Open <out>/index.html in a browser:
+    filter by difficulty, topic or text, page with the arrow keys, flip with space, and
+    try the Night button (or add ?night=1) and a phone-width window.  Review an edit here
+    before importing it.  The folder is replaced on every run; it works offline.
+    """
+    from deckbuild.build import load_project
+    from deckbuild.preview import write_preview
+
+    def progress(done: int, total: int, what: str) -> None:
+        if not quiet:
+            click.echo(f"  [{done}/{total}] {what}", err=True)
+
+    if out is None:
+        loaded, _problems = load_project(project)
+        out = project / (loaded.config.output if loaded is not None else "dist") / "preview"
+    result = write_preview(project, out, progress=progress)
+    if not quiet:
+        click.echo(f"wrote {_relative(result.index)}: {result.cards} cards, {result.media} media files")
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))

@@ -34,7 +34,7 @@ CLOZE_FIELDS = (
     "Source", "Related", "Notice", "CardId", "Reserved1", "Reserved2",
 )  # fmt: skip
 
-CSS_VERSION = "1"
+CSS_VERSION = "2"
 
 CSS = """\
 /* deckbuild card style: phone first (360 px), night mode, no external resources. */
@@ -68,11 +68,17 @@ code { font-family: "SFMono-Regular", Menlo, Consolas, "Liberation Mono", monosp
   font-size: .88em; background: #f0f0f3; padding: .05em .3em; border-radius: 4px; }
 pre { overflow-x: auto; background: #f0f0f3; padding: 8px 10px; border-radius: 6px; max-width: 100%; }
 pre code { background: none; padding: 0; }
-table { display: block; overflow-x: auto; max-width: 100%; border-collapse: collapse; }
-td, th { border: 1px solid #d7d7dc; padding: 4px 8px; }
-mjx-container[display="true"], .MathJax_Display, .db-math-block { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+/* Wide things scroll inside their own box; the card itself never scrolls sideways. */
+table { display: block; overflow-x: auto; max-width: 100%; border-collapse: collapse; font-size: .9em;
+  overflow-wrap: break-word; } /* cells break words only when a word alone is too wide */
+td, th { border: 1px solid #d7d7dc; padding: 4px 8px; vertical-align: top; }
+th { text-align: left; background: #f6f6f8; }
+mjx-container[display="true"], .MathJax_Display, .db-math-block { overflow-x: auto; overflow-y: hidden; max-width: 100%;
+  padding: 2px 0; }
 mjx-container { max-width: 100%; }
 img { max-width: 100%; height: auto; }
+a { color: #0a63c2; }
+blockquote { margin: .6em 0; padding: 0 0 0 .8em; border-left: 3px solid #d7d7dc; color: #55555a; }
 /* Night mode: Anki desktop/AnkiMobile use .nightMode, AnkiDroid .night_mode. */
 .nightMode.card, .night_mode.card, .nightMode .card, .night_mode .card { color: #e6e6ea; background: #1c1c1e; }
 .nightMode .db-meta, .night_mode .db-meta, .nightMode .db-figure figcaption, .night_mode .db-figure figcaption { color: #a0a0a8; }
@@ -86,6 +92,9 @@ img { max-width: 100%; height: auto; }
 .nightMode .db-notice, .night_mode .db-notice { background: #3a2c0c; color: #ffe0a3; }
 .nightMode .db-related, .night_mode .db-related { color: #b0b0b8; }
 .nightMode td, .night_mode td, .nightMode th, .night_mode th { border-color: #3a3a3f; }
+.nightMode th, .night_mode th { background: #26262a; }
+.nightMode a, .night_mode a { color: #7ab7ff; }
+.nightMode blockquote, .night_mode blockquote { border-left-color: #4a4a50; color: #b0b0b8; }
 /* Diagrams are drawn dark-on-white; invert them (keeping hues) so night mode has no white slab. */
 .nightMode img.diagram, .night_mode img.diagram { filter: invert(0.88) hue-rotate(180deg); }
 """
