@@ -35,6 +35,8 @@ INK = "#222222"
 MUTED = "#555555"
 GRID = "#d0d0d0"
 SHADE = "#e4e4e4"
+SHADE_LINE = "#a8a8a8"
+"""Thin background lines (raw noisy data): visible but quiet, both ways."""
 # Mid-lightness, saturated: readable on white and, inverted, on black.
 BLUE = "#1f63c6"
 ORANGE = "#d35400"
