@@ -99,11 +99,14 @@ def note(fig: Figure, text: str, *, y: float = 0.005, ha: str = "left") -> None:
     fig.text(x, y, text, ha=ha, va="bottom", fontsize=MIN_PT, color=MUTED)
 
 
-def _reserve_bottom(fig: Figure, inches: float) -> None:
+def reserve_bottom(fig: Figure, inches: float) -> None:
     """Keep a strip at the bottom free of axes so a caption does not collide."""
     engine = fig.get_layout_engine()
     frac = inches / fig.get_figheight()
     if engine is not None and hasattr(engine, "set") and "rect" in engine.get():
+        frac = max(
+            frac, engine.get()["rect"][1]
+        )  # never shrink a bigger reserved strip
         engine.set(rect=(0, frac, 1, 1 - frac))
     else:
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, frac + 0.12))
@@ -116,7 +119,7 @@ def render(info: DiagramInfo, params: dict[str, Any]) -> bytes:
         module = importlib.import_module(f"{__package__}.{info.module}")
         fig: Figure = getattr(module, info.function)(**params)
         if info.illustrative:
-            _reserve_bottom(fig, _LABEL_STRIP_IN)
+            reserve_bottom(fig, _LABEL_STRIP_IN)
             fig.text(
                 0.99,
                 0.008,

@@ -150,7 +150,7 @@ def early_stopping(patience: int) -> Figure:
     ax.annotate(
         f"best checkpoint\n(epoch {best})",
         xy=(best, val[best]),
-        xytext=(8, 0.62),
+        xytext=(12, 0.68),
         fontsize=8,
         color=s.GREEN,
         arrowprops={"arrowstyle": "->", "color": s.GREEN, "lw": 0.9},
