@@ -68,6 +68,7 @@ STYLE: dict[str, Any] = {
     "ytick.color": INK,
     "axes.linewidth": 0.8,
     "axes.grid": True,
+    "axes.axisbelow": True,
     "grid.color": GRID,
     "grid.linewidth": 0.6,
     "axes.spines.top": False,
