@@ -80,7 +80,6 @@ STYLE: dict[str, Any] = {
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
     "text.hinting": "default",
-    "text.hinting_factor": 8,
     "text.antialiased": True,
     "mathtext.fontset": "dejavusans",
 }
@@ -113,6 +112,22 @@ def reserve_bottom(fig: Figure, inches: float) -> None:
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, frac + 0.12))
 
 
+def _check_text_sizes(fig: Figure, name: str) -> None:
+    """Refuse a figure with text a phone could not read (below MIN_PT)."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        if (
+            text.get_visible()
+            and text.get_text().strip()
+            and text.get_fontsize() < MIN_PT
+        ):
+            raise ValueError(
+                f"diagram {name!r}: text {text.get_text()!r} is {text.get_fontsize()} pt, "
+                f"below the {MIN_PT} pt minimum for phones"
+            )
+
+
 def render(info: DiagramInfo, params: dict[str, Any]) -> bytes:
     """Run a generator under the fixed style and return the PNG bytes."""
     with matplotlib.rc_context():
@@ -131,6 +146,7 @@ def render(info: DiagramInfo, params: dict[str, Any]) -> bytes:
                 color=MUTED,
                 style="italic",
             )
+        _check_text_sizes(fig, info.name)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()

@@ -67,9 +67,9 @@ def attention_scaling() -> Figure:
     trials, keys = 2000, 16
     std, peak_raw, peak_scaled = [], [], []
     for d in dims:
-        q = rng.standard_normal((trials, 1, d))
-        k = rng.standard_normal((trials, keys, d))
-        scores = (q * k).sum(-1)
+        q = rng.standard_normal((trials, d), dtype=np.float32)
+        k = rng.standard_normal((trials, keys, d), dtype=np.float32)
+        scores = np.einsum("td,tkd->tk", q, k).astype(np.float64)
         std.append(scores.std())
         for out, z in ((peak_raw, scores), (peak_scaled, scores / np.sqrt(d))):
             e = np.exp(z - z.max(axis=1, keepdims=True))
@@ -80,6 +80,7 @@ def attention_scaling() -> Figure:
     ax1.plot(dims, std, "o", color=s.BLUE, ms=7, label="measured std of q·k")
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log", base=2)
+    ax1.set_yticks([2, 4, 8, 16, 32], ["2", "4", "8", "16", "32"])
     ax1.set_ylabel("std of q·k")
     ax1.legend(loc="upper left", fontsize=8)
     ax2.plot(dims, peak_raw, "o-", color=s.RED, label="softmax(q·k): saturates")

@@ -159,6 +159,7 @@ def lr_too_small_large() -> Figure:
         lim = max(8.0, float(np.abs(w - 4).max()) + 4.5)
         ax.set_ylim(4 - lim if eta > 1 else -1, 4 + lim if eta > 1 else 8)
     axes[0].text(15, 4.4, "minimum w=4", ha="right", va="bottom", fontsize=8)
+    axes[1].text(1.6, 1.3, "1 → 1.6", fontsize=8, color=s.GREEN, va="center")
     for ax in axes[2:]:
         ax.set_xlabel("step")
     for ax in axes[::2]:
