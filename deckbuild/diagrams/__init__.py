@@ -280,6 +280,103 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention_scaling",
             illustrative=False,
         ),
+        # --- Priority P2 ---
+        # D04
+        _info(
+            "cosine-restarts",
+            "Cosine restarts and snapshot points",
+            "regularization",
+            "cosine_restarts",
+            illustrative=True,
+            cycles=5,
+        ),
+        # D27
+        _info(
+            "inverted-dropout",
+            "Inverted dropout",
+            "regularization",
+            "inverted_dropout",
+            illustrative=True,
+        ),
+        # D28
+        _info(
+            "stochastic-depth",
+            "Stochastic depth: drop probability by depth",
+            "regularization",
+            "stochastic_depth",
+            illustrative=True,
+            blocks=24,
+            final_drop=0.2,
+        ),
+        # D35
+        _info(
+            "label-smoothing",
+            "Label smoothing targets",
+            "regularization",
+            "label_smoothing",
+            illustrative=False,
+            classes=4,
+            eps=0.1,
+        ),
+        # D43
+        _info(
+            "sharp-flat-minima",
+            "Sharp vs flat minima",
+            "regularization",
+            "sharp_flat_minima",
+            illustrative=True,
+            shift=0.3,
+        ),
+        # D36
+        _info(
+            "temperature",
+            "Temperature scaling",
+            "classification",
+            "temperature",
+            illustrative=False,
+        ),
+        # D37
+        _info(
+            "accuracy-paradox",
+            "Accuracy paradox",
+            "classification",
+            "accuracy_paradox",
+            illustrative=False,
+        ),
+        # D30
+        _info(
+            "lstm-forget",
+            "LSTM forget-gate retention",
+            "propagation",
+            "lstm_forget",
+            illustrative=False,
+        ),
+        # D40
+        _info(
+            "init-signal",
+            "Initialization and signal propagation",
+            "propagation",
+            "init_signal",
+            illustrative=False,
+        ),
+        # D26
+        _info(
+            "critical-batch",
+            "Critical batch size trade-off",
+            "costs",
+            "critical_batch",
+            illustrative=True,
+            b_noise=1000,
+        ),
+        # D45
+        _info(
+            "attention-memory",
+            "Attention score memory vs sequence length",
+            "costs",
+            "attention_memory",
+            illustrative=False,
+            heads=16,
+        ),
     ]
 }
 
