@@ -143,6 +143,7 @@ def test_cache_key_depends_on_parameters_only_through_their_effective_values() -
     assert cache_key("warmup-cosine", {"warmup": 500}) != base
     assert cache_key("warmup-cosine", {"accumulation_bug": True}) != base
     assert cache_key("one-cycle", {}) != base
+    assert cache_key("one-cycle", {"div": 10}) == cache_key("one-cycle", {"div": 10.0})
     assert len(base) == 64 and int(base, 16) >= 0
 
 

@@ -106,7 +106,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "Learning rate too small / right / too large",
             "schedules",
             "lr_too_small_large",
-            illustrative=False,
+            illustrative=True,
         ),
         # D25
         _info(
@@ -349,7 +349,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "LSTM forget-gate retention",
             "propagation",
             "lstm_forget",
-            illustrative=False,
+            illustrative=True,
         ),
         # D40
         _info(
@@ -374,7 +374,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "Attention score memory vs sequence length",
             "costs",
             "attention_memory",
-            illustrative=False,
+            illustrative=True,
             heads=16,
         ),
     ]
@@ -424,7 +424,12 @@ def _merged(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     problems = validate(name, params)
     if problems:
         raise DiagramError("; ".join(problems))
-    return {**REGISTRY[name].defaults, **(params or {})}
+    defaults = REGISTRY[name].defaults
+    merged = {**defaults, **(params or {})}
+    # 10 and 10.0 draw the same picture, so they must give the same cache key.
+    return {
+        k: float(v) if isinstance(defaults[k], float) else v for k, v in merged.items()
+    }
 
 
 def _installed_version(dist: str) -> str:
