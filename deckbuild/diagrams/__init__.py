@@ -377,6 +377,61 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             heads=16,
         ),
+        # D38
+        _info(
+            "broadcasting-bug",
+            "Broadcasting bug in a regression loss",
+            "debugging",
+            "broadcasting_bug",
+            illustrative=True,
+        ),
+        # D39
+        _info(
+            "padding-loss",
+            "Padding-aware loss averaging",
+            "debugging",
+            "padding_loss",
+            illustrative=True,
+        ),
+        # D42
+        _info(
+            "finite-difference",
+            "Centered vs forward difference",
+            "debugging",
+            "finite_difference",
+            illustrative=True,
+            eps=0.5,
+        ),
+        # D31
+        _info(
+            "truncated-bptt",
+            "Truncated BPTT",
+            "timelines",
+            "truncated_bptt",
+            illustrative=True,
+            steps=12,
+            chunk=4,
+        ),
+        # D32
+        _info(
+            "grad-accumulation",
+            "Gradient accumulation timeline",
+            "timelines",
+            "grad_accumulation",
+            illustrative=True,
+            micro=4,
+        ),
+        # D44
+        _info(
+            "fgsm-pgd",
+            "FGSM / PGD geometry",
+            "robustness",
+            "fgsm_pgd",
+            illustrative=True,
+            eps=0.3,
+            alpha=0.1,
+            steps=5,
+        ),
     ]
 }
 
