@@ -1,0 +1,589 @@
+"""Generated diagrams: a registry of matplotlib generators and a content-addressed cache.
+
+Importing this package is cheap on purpose: it never imports matplotlib or numpy.  A
+rebuild in which no diagram changed must not pay matplotlib's import time, so everything
+here (validation, cache keys, cache look-ups) works from the registry and from the
+generators' *source bytes*; the generator modules are imported only when something has to
+be rendered.
+
+The file name of a rendered diagram is ``<name>-<12 hex of sha256(png)>.png``: changing
+a diagram's parameters (or its code) changes the picture and therefore the file name, so
+Anki, which never overwrites a media file of the same name, picks the new picture up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "REGISTRY",
+    "DiagramError",
+    "DiagramInfo",
+    "cache_key",
+    "materialize",
+    "render_png",
+    "validate",
+]
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_SHARED_MODULES = ("_style",)
+"""Modules whose source is part of every cache key (the look of every diagram)."""
+
+
+class DiagramError(ValueError):
+    """A diagram spec that cannot be rendered (unknown name, bad parameters)."""
+
+
+@dataclass(frozen=True)
+class DiagramInfo:
+    """What deckbuild knows about one diagram without importing its generator."""
+
+    name: str
+    title: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    illustrative: bool = False
+    """True when the picture uses values that are not in the seeds (the caption says so)."""
+    module: str = ""
+    """Submodule of deckbuild.diagrams holding the generator, e.g. "schedules"."""
+    function: str = ""
+
+
+def _info(
+    name: str,
+    title: str,
+    module: str,
+    function: str,
+    *,
+    illustrative: bool,
+    **defaults: Any,
+) -> DiagramInfo:
+    return DiagramInfo(name, title, dict(defaults), illustrative, module, function)
+
+
+REGISTRY: dict[str, DiagramInfo] = {
+    d.name: d
+    for d in [
+        # D01
+        _info(
+            "warmup-cosine",
+            "Linear warmup + cosine decay",
+            "schedules",
+            "warmup_cosine",
+            illustrative=True,
+            total=10_000,
+            warmup=1_000,
+            accumulation_bug=False,
+        ),
+        # D02
+        _info(
+            "one-cycle",
+            "One-cycle policy: LR and momentum",
+            "schedules",
+            "one_cycle",
+            illustrative=True,
+            pct_start=0.3,
+            div=25.0,
+        ),
+        # D03
+        _info(
+            "lr-range-test",
+            "LR range test",
+            "schedules",
+            "lr_range_test",
+            illustrative=True,
+        ),
+        # D23
+        _info(
+            "lr-too-small-large",
+            "Learning rate too small / right / too large",
+            "schedules",
+            "lr_too_small_large",
+            illustrative=True,
+        ),
+        # D25
+        _info(
+            "lr-batch-scaling",
+            "LR vs batch size: linear and sqrt rules",
+            "schedules",
+            "lr_batch_scaling",
+            illustrative=False,
+            base_lr=0.1,
+            base_batch=256,
+        ),
+        # D05
+        _info(
+            "double-descent",
+            "Deep double descent (computed)",
+            "generalization",
+            "double_descent",
+            illustrative=True,
+            n_train=40,
+            seeds=10,
+        ),
+        # D06
+        _info(
+            "grokking",
+            "Grokking (schematic)",
+            "generalization",
+            "grokking",
+            illustrative=True,
+        ),
+        # D20
+        _info(
+            "weight-ema",
+            "EMA of weights smooths the trajectory",
+            "generalization",
+            "weight_ema",
+            illustrative=True,
+        ),
+        # D21
+        _info(
+            "early-stopping",
+            "Early stopping with patience",
+            "generalization",
+            "early_stopping",
+            illustrative=True,
+            patience=10,
+        ),
+        # D22
+        _info(
+            "train-above-val",
+            "Why training loss can sit above validation loss",
+            "generalization",
+            "train_above_val",
+            illustrative=True,
+        ),
+        # D07
+        _info(
+            "activations",
+            "Activation functions and derivatives",
+            "networks",
+            "activations",
+            illustrative=False,
+        ),
+        # D08
+        _info(
+            "vanishing-exploding",
+            "Vanishing / exploding products",
+            "networks",
+            "vanishing_exploding",
+            illustrative=False,
+            layers=20,
+        ),
+        # D09
+        _info(
+            "conv-output-size",
+            "Convolution output size",
+            "networks",
+            "conv_output_size",
+            illustrative=False,
+        ),
+        # D10
+        _info(
+            "receptive-field",
+            "Receptive-field growth",
+            "networks",
+            "receptive_field",
+            illustrative=False,
+        ),
+        # D11
+        _info(
+            "grouped-conv",
+            "Grouped and depthwise connectivity",
+            "networks",
+            "grouped_conv",
+            illustrative=False,
+        ),
+        # D12
+        _info(
+            "norm-axes",
+            "BatchNorm vs LayerNorm vs GroupNorm axes",
+            "networks",
+            "norm_axes",
+            illustrative=False,
+        ),
+        # D13
+        _info(
+            "batch-stat-noise",
+            "Batch-statistic noise vs batch size",
+            "numerics",
+            "batch_stat_noise",
+            illustrative=False,
+            small_batch=4,
+            large_batch=256,
+        ),
+        # D14
+        _info(
+            "grad-clipping",
+            "Gradient clipping by norm vs by value",
+            "numerics",
+            "grad_clipping",
+            illustrative=False,
+        ),
+        # D15
+        _info(
+            "float-formats",
+            "fp32 / fp16 / bf16: bits and range",
+            "numerics",
+            "float_formats",
+            illustrative=False,
+        ),
+        # D16
+        _info(
+            "loss-scaling",
+            "Why loss scaling works",
+            "numerics",
+            "loss_scaling",
+            illustrative=True,
+            scale=128,
+        ),
+        # D17
+        _info(
+            "zero-memory",
+            "Memory per GPU: DDP vs ZeRO-1/2/3",
+            "systems",
+            "zero_memory",
+            illustrative=True,
+            params_billion=7.5,
+            gpus=64,
+            k=12,
+        ),
+        # D24
+        _info(
+            "chinchilla",
+            "Chinchilla compute-optimal allocation",
+            "systems",
+            "chinchilla",
+            illustrative=False,
+        ),
+        # D18
+        _info(
+            "attention-masks",
+            "Attention masks",
+            "attention",
+            "attention_masks",
+            illustrative=False,
+        ),
+        # D19
+        _info(
+            "attention-scaling",
+            "Why divide by sqrt(d_k)",
+            "attention",
+            "attention_scaling",
+            illustrative=False,
+        ),
+        # --- Priority P2 ---
+        # D04
+        _info(
+            "cosine-restarts",
+            "Cosine restarts and snapshot points",
+            "regularization",
+            "cosine_restarts",
+            illustrative=True,
+            cycles=5,
+        ),
+        # D27
+        _info(
+            "inverted-dropout",
+            "Inverted dropout",
+            "regularization",
+            "inverted_dropout",
+            illustrative=True,
+        ),
+        # D28
+        _info(
+            "stochastic-depth",
+            "Stochastic depth: drop probability by depth",
+            "regularization",
+            "stochastic_depth",
+            illustrative=True,
+            blocks=24,
+            final_drop=0.2,
+        ),
+        # D35
+        _info(
+            "label-smoothing",
+            "Label smoothing targets",
+            "regularization",
+            "label_smoothing",
+            illustrative=False,
+            classes=4,
+            eps=0.1,
+        ),
+        # D43
+        _info(
+            "sharp-flat-minima",
+            "Sharp vs flat minima",
+            "regularization",
+            "sharp_flat_minima",
+            illustrative=True,
+            shift=0.3,
+        ),
+        # D36
+        _info(
+            "temperature",
+            "Temperature scaling",
+            "classification",
+            "temperature",
+            illustrative=False,
+        ),
+        # D37
+        _info(
+            "accuracy-paradox",
+            "Accuracy paradox",
+            "classification",
+            "accuracy_paradox",
+            illustrative=False,
+        ),
+        # D30
+        _info(
+            "lstm-forget",
+            "LSTM forget-gate retention",
+            "propagation",
+            "lstm_forget",
+            illustrative=True,
+        ),
+        # D40
+        _info(
+            "init-signal",
+            "Initialization and signal propagation",
+            "propagation",
+            "init_signal",
+            illustrative=False,
+        ),
+        # D26
+        _info(
+            "critical-batch",
+            "Critical batch size trade-off",
+            "costs",
+            "critical_batch",
+            illustrative=True,
+            b_noise=1000,
+        ),
+        # D45
+        _info(
+            "attention-memory",
+            "Attention score memory vs sequence length",
+            "costs",
+            "attention_memory",
+            illustrative=True,
+            heads=16,
+        ),
+        # D38
+        _info(
+            "broadcasting-bug",
+            "Broadcasting bug in a regression loss",
+            "debugging",
+            "broadcasting_bug",
+            illustrative=True,
+        ),
+        # D39
+        _info(
+            "padding-loss",
+            "Padding-aware loss averaging",
+            "debugging",
+            "padding_loss",
+            illustrative=True,
+        ),
+        # D42
+        _info(
+            "finite-difference",
+            "Centered vs forward difference",
+            "debugging",
+            "finite_difference",
+            illustrative=True,
+            eps=0.5,
+        ),
+        # D31
+        _info(
+            "truncated-bptt",
+            "Truncated BPTT",
+            "timelines",
+            "truncated_bptt",
+            illustrative=True,
+            steps=12,
+            chunk=4,
+        ),
+        # D32
+        _info(
+            "grad-accumulation",
+            "Gradient accumulation timeline",
+            "timelines",
+            "grad_accumulation",
+            illustrative=True,
+            micro=4,
+        ),
+        # D44
+        _info(
+            "fgsm-pgd",
+            "FGSM / PGD geometry",
+            "robustness",
+            "fgsm_pgd",
+            illustrative=True,
+            eps=0.3,
+            alpha=0.1,
+            steps=5,
+        ),
+    ]
+}
+
+
+def _type_ok(default: Any, value: Any) -> bool:
+    """Parameters take the type of their default (an int is accepted where a float is)."""
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, int):
+        return isinstance(value, int)
+    return isinstance(value, type(default))
+
+
+def validate(name: str, params: Mapping[str, Any] | None = None) -> list[str]:
+    """The problems with a diagram spec, as messages for the card author (empty = fine)."""
+    info = REGISTRY.get(name)
+    if info is None:
+        return [
+            f"unknown diagram {name!r}; known diagrams: {', '.join(sorted(REGISTRY))}"
+        ]
+    if params is None:
+        return []
+    if not isinstance(params, Mapping):
+        return [
+            f"diagram {name!r}: params must be a mapping, not {type(params).__name__}"
+        ]
+    problems = []
+    for key, value in params.items():
+        if key not in info.defaults:
+            accepted = ", ".join(sorted(info.defaults)) or "none"
+            problems.append(
+                f"diagram {name!r}: unknown parameter {key!r}; accepted parameters: {accepted}"
+            )
+        elif not _type_ok(info.defaults[key], value):
+            problems.append(
+                f"diagram {name!r}: parameter {key!r} must be "
+                f"{type(info.defaults[key]).__name__}, not {type(value).__name__}"
+            )
+    return problems
+
+
+def _merged(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    problems = validate(name, params)
+    if problems:
+        raise DiagramError("; ".join(problems))
+    defaults = REGISTRY[name].defaults
+    merged = {**defaults, **(params or {})}
+    # 10 and 10.0 draw the same picture, so they must give the same cache key.
+    return {
+        k: float(v) if isinstance(defaults[k], float) else v for k, v in merged.items()
+    }
+
+
+def _installed_version(dist: str) -> str:
+    """A distribution's version without importing it (importing matplotlib is slow)."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not-installed"
+
+
+def cache_key(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """A sha256 hex key for everything that determines a diagram's pixels.
+
+    Covers the name, the effective parameters, the source of the generator module and
+    of the shared style, and the installed matplotlib and numpy versions: any of them
+    changing means the cached picture may be stale.
+    """
+    merged = _merged(name, params)
+    info = REGISTRY[name]
+    h = hashlib.sha256()
+    h.update(b"deckbuild-diagram-v1\x00")
+    h.update(name.encode() + b"\x00")
+    h.update(
+        json.dumps(merged, sort_keys=True, separators=(",", ":")).encode() + b"\x00"
+    )
+    for module in (info.module, *_SHARED_MODULES):
+        h.update((_PACKAGE_DIR / f"{module}.py").read_bytes() + b"\x00")
+    for dist in ("matplotlib", "numpy"):
+        h.update(f"{dist}=={_installed_version(dist)}\x00".encode())
+    return h.hexdigest()
+
+
+def render_png(name: str, params: Mapping[str, Any] | None = None) -> bytes:
+    """Render one diagram to PNG bytes (imports matplotlib; use materialize() to cache)."""
+    merged = _merged(name, params)
+    from . import _style  # lazy: a no-op build never imports matplotlib
+
+    return _style.render(REGISTRY[name], merged)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a PNG."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _cached(cache_dir: Path, key: str) -> Path | None:
+    """The cached PNG for a key, if both its index file and the PNG exist."""
+    index = cache_dir / f"{key}.txt"
+    try:
+        file_name = index.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    png = cache_dir / file_name
+    if not file_name or "/" in file_name or not png.is_file():
+        return None
+    return png
+
+
+def materialize(
+    specs: Sequence[tuple[str, Mapping[str, Any] | None]],
+    cache_dir: Path,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> dict[str, Path]:
+    """Make sure every spec has a PNG in cache_dir; return cache_key -> PNG path.
+
+    Specs already in the cache are not rendered, and if none needs rendering matplotlib
+    is never imported.  ``progress(i, n, name)`` is called before each render, with i
+    counting from 1 over the n diagrams that need rendering (show it as
+    "rendering 3/24: warmup-cosine").  Raises DiagramError for an invalid spec before
+    rendering anything.
+    """
+    cache_dir = Path(cache_dir)
+    keys: dict[str, tuple[str, Mapping[str, Any] | None]] = {}
+    for name, params in specs:
+        keys.setdefault(cache_key(name, params), (name, params))
+    result: dict[str, Path] = {}
+    todo: list[tuple[str, str, Mapping[str, Any] | None]] = []
+    for key, (name, params) in keys.items():
+        hit = _cached(cache_dir, key)
+        if hit is None:
+            todo.append((key, name, params))
+        else:
+            result[key] = hit
+    if todo:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    for i, (key, name, params) in enumerate(todo, start=1):
+        if progress is not None:
+            progress(i, len(todo), name)
+        png = render_png(name, params)
+        path = cache_dir / f"{name}-{hashlib.sha256(png).hexdigest()[:12]}.png"
+        if not path.is_file():
+            _atomic_write(path, png)
+        _atomic_write(cache_dir / f"{key}.txt", (path.name + "\n").encode())
+        result[key] = path
+    return result

@@ -1,0 +1,152 @@
+"""The shared look of every diagram, and the one place that turns a figure into PNG bytes.
+
+Design targets (see docs/diagrams/README.md): 720 px wide (3.6 in at 200 dpi), shown at
+half size on a 360-px phone, so 8 pt (22 px in the PNG, 11 px on the phone) is the smallest
+text.  White background and dark ink because night mode shows the image through
+``filter: invert(1) hue-rotate(180deg)``: white turns black, dark ink turns light, and
+mid-lightness saturated colours keep their hue and stay readable both ways.
+
+Determinism: the Agg backend, a fixed rc style applied over matplotlib's defaults (the
+user's matplotlibrc is ignored), the bundled DejaVu Sans font, fixed figure size and dpi,
+and no "Software" metadata in the PNG.  Same sources -> same bytes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.style
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from . import DiagramInfo
+
+WIDTH_IN = 3.6
+DPI = 200
+MIN_PT = 8.0
+
+INK = "#222222"
+MUTED = "#555555"
+GRID = "#d0d0d0"
+SHADE = "#e4e4e4"
+SHADE_LINE = "#a8a8a8"
+"""Thin background lines (raw noisy data): visible but quiet, both ways."""
+# Mid-lightness, saturated: readable on white and, inverted, on black.
+BLUE = "#1f63c6"
+ORANGE = "#d35400"
+GREEN = "#17875f"
+PURPLE = "#7a4fc0"
+RED = "#c8243b"
+PALETTE = [BLUE, ORANGE, GREEN, PURPLE, RED]
+
+STYLE: dict[str, Any] = {
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "legend.handlelength": 1.6,
+    "figure.titlesize": 10,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "text.color": INK,
+    "axes.edgecolor": INK,
+    "axes.labelcolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "axes.linewidth": 0.8,
+    "axes.grid": True,
+    "axes.axisbelow": True,
+    "grid.color": GRID,
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "lines.linewidth": 1.8,
+    "path.simplify": False,
+    "svg.hashsalt": "deckbuild",
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "text.hinting": "default",
+    "text.antialiased": True,
+    "mathtext.fontset": "dejavusans",
+}
+
+ILLUSTRATIVE_LABEL = "illustrative values"
+_LABEL_STRIP_IN = 0.2
+
+
+def figure(height: float, *, layout: str = "constrained") -> Figure:
+    """A new 720-px-wide figure (no pyplot: no global state between renders)."""
+    return Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout=layout)
+
+
+def note(fig: Figure, text: str, *, y: float = 0.005, ha: str = "left") -> None:
+    """A small caption line along the bottom edge of the figure."""
+    x = 0.01 if ha == "left" else 0.99
+    fig.text(x, y, text, ha=ha, va="bottom", fontsize=MIN_PT, color=MUTED)
+
+
+def reserve_bottom(fig: Figure, inches: float) -> None:
+    """Keep a strip at the bottom free of axes so a caption does not collide."""
+    engine = fig.get_layout_engine()
+    frac = inches / fig.get_figheight()
+    if engine is not None and hasattr(engine, "set") and "rect" in engine.get():
+        frac = max(
+            frac, engine.get()["rect"][1]
+        )  # never shrink a bigger reserved strip
+        engine.set(rect=(0, frac, 1, 1 - frac))
+    else:
+        fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, frac + 0.12))
+
+
+def _check_text_sizes(fig: Figure, name: str) -> None:
+    """Refuse a figure with text a phone could not read (below MIN_PT)."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        if (
+            text.get_visible()
+            and text.get_text().strip()
+            and text.get_fontsize() < MIN_PT
+        ):
+            raise ValueError(
+                f"diagram {name!r}: text {text.get_text()!r} is {text.get_fontsize()} pt, "
+                f"below the {MIN_PT} pt minimum for phones"
+            )
+
+
+def render(info: DiagramInfo, params: dict[str, Any]) -> bytes:
+    """Run a generator under the fixed style and return the PNG bytes."""
+    with matplotlib.rc_context():
+        matplotlib.style.use(["default", STYLE])
+        module = importlib.import_module(f"{__package__}.{info.module}")
+        fig: Figure = getattr(module, info.function)(**params)
+        if info.illustrative:
+            reserve_bottom(fig, _LABEL_STRIP_IN)
+            fig.text(
+                0.99,
+                0.008,
+                ILLUSTRATIVE_LABEL,
+                ha="right",
+                va="bottom",
+                fontsize=MIN_PT,
+                color=MUTED,
+                style="italic",
+            )
+        _check_text_sizes(fig, info.name)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()

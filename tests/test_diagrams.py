@@ -1,0 +1,247 @@
+"""Tests for the diagram stage: cheap imports, validation, cache keys, byte-identical
+renders, and no-op rebuilds that never import matplotlib."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deckbuild import diagrams
+from deckbuild.diagrams import REGISTRY, DiagramError, cache_key, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "deckbuild" / "diagrams"
+
+# A sample covering every kind of drawing the generators use (lines, seeded random
+# data, histograms, patches and arrows, imshow, 3-D voxels, log axes) while staying
+# cheap, so the file runs well under a minute on a busy 2-core machine. Set
+# DECKBUILD_ALL_DIAGRAMS=1 to run the same checks on every registered diagram.
+SAMPLE = [
+    "warmup-cosine",
+    "batch-stat-noise",
+    "grad-clipping",
+    "attention-masks",
+    "norm-axes",
+    "loss-scaling",
+    "lr-batch-scaling",
+]
+BUILD_NAMES = list(REGISTRY) if os.environ.get("DECKBUILD_ALL_DIAGRAMS") else SAMPLE
+
+# Runs materialize() in a fresh interpreter and reports what it returned, what it
+# rendered, and whether matplotlib/numpy got imported.
+_BUILD = """
+import json, sys
+from pathlib import Path
+from deckbuild.diagrams import materialize
+calls = []
+paths = materialize([(n, None) for n in json.loads(sys.argv[2])], Path(sys.argv[1]),
+                    progress=lambda i, n, name: calls.append([i, n, name]))
+print(json.dumps({
+    "paths": {k: str(p) for k, p in paths.items()},
+    "calls": calls,
+    "matplotlib": "matplotlib" in sys.modules,
+    "numpy": "numpy" in sys.modules,
+}))
+"""
+
+
+def _start_build(cache_dir: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _BUILD, str(cache_dir), json.dumps(BUILD_NAMES)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(proc: subprocess.Popen[str]) -> dict:
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0
+    return json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def two_clean_builds(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict, Path, dict]:
+    """Two independent clean builds in separate interpreters, run side by side."""
+    a, b = tmp_path_factory.mktemp("build-a"), tmp_path_factory.mktemp("build-b")
+    procs = [_start_build(a), _start_build(b)]
+    ra, rb = (_finish(p) for p in procs)
+    return a, ra, b, rb
+
+
+def test_import_does_not_load_matplotlib_or_numpy() -> None:
+    code = (
+        "import deckbuild.diagrams, sys; "
+        "assert 'matplotlib' not in sys.modules and 'numpy' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_registry_points_at_real_generators_with_matching_parameters() -> None:
+    """Checked from source (ast), so a typo fails here rather than mid-build."""
+    for info in REGISTRY.values():
+        tree = ast.parse((PKG / f"{info.module}.py").read_text(encoding="utf-8"))
+        funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+        assert info.function in funcs, info.name
+        args = funcs[info.function].args
+        names = {a.arg for a in args.args + args.kwonlyargs}
+        assert names == set(info.defaults), info.name
+
+
+def test_at_least_twenty_diagrams_with_titles() -> None:
+    assert len(REGISTRY) >= 20
+    for name, info in REGISTRY.items():
+        assert info.name == name and info.title
+
+
+def test_validate_accepts_good_specs() -> None:
+    assert validate("warmup-cosine", {}) == []
+    assert validate("warmup-cosine", None) == []
+    assert validate("warmup-cosine", {"warmup": 500, "accumulation_bug": True}) == []
+    assert validate("one-cycle", {"div": 10}) == []  # an int is fine for a float
+
+
+def test_validate_unknown_diagram_lists_known_names() -> None:
+    (problem,) = validate("warmup-cosin", {})
+    assert "unknown diagram 'warmup-cosin'" in problem
+    assert "warmup-cosine" in problem and "attention-masks" in problem
+
+
+def test_validate_unknown_parameter_lists_accepted_ones() -> None:
+    (problem,) = validate("warmup-cosine", {"warm_up": 3})
+    assert "unknown parameter 'warm_up'" in problem
+    assert "accumulation_bug, total, warmup" in problem
+    (problem,) = validate("grokking", {"x": 1})
+    assert "accepted parameters: none" in problem
+
+
+def test_validate_wrong_types() -> None:
+    assert "must be int, not str" in validate("warmup-cosine", {"warmup": "1000"})[0]
+    assert (
+        "must be bool, not int" in validate("warmup-cosine", {"accumulation_bug": 1})[0]
+    )
+    assert "must be int, not bool" in validate("warmup-cosine", {"warmup": True})[0]
+    assert "must be int, not float" in validate("warmup-cosine", {"warmup": 1.5})[0]
+    assert "params must be a mapping" in validate("warmup-cosine", [1])[0]  # type: ignore[arg-type]
+
+
+def test_cache_key_depends_on_parameters_only_through_their_effective_values() -> None:
+    base = cache_key("warmup-cosine", {})
+    assert cache_key("warmup-cosine", None) == base
+    assert (
+        cache_key("warmup-cosine", {"warmup": 1000}) == base
+    )  # the default, spelled out
+    assert cache_key("warmup-cosine", {"warmup": 500}) != base
+    assert cache_key("warmup-cosine", {"accumulation_bug": True}) != base
+    assert cache_key("one-cycle", {}) != base
+    assert cache_key("one-cycle", {"div": 10}) == cache_key("one-cycle", {"div": 10.0})
+    assert len(base) == 64 and int(base, 16) >= 0
+
+
+def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -> None:
+    base = cache_key("warmup-cosine", {})
+    monkeypatch.setattr(diagrams, "_installed_version", lambda dist: "0.0")
+    assert cache_key("warmup-cosine", {}) != base
+    monkeypatch.undo()
+    real_read = Path.read_bytes
+    monkeypatch.setattr(
+        Path,
+        "read_bytes",
+        lambda self: real_read(self) + (b"#" if self.name == "_style.py" else b""),
+    )
+    assert cache_key("warmup-cosine", {}) != base
+
+
+def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
+    with pytest.raises(DiagramError, match="unknown diagram"):
+        diagrams.materialize([("nope", {})], tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_clean_builds_are_byte_identical(two_clean_builds) -> None:
+    _a, ra, _b, rb = two_clean_builds
+    assert ra["paths"].keys() == rb["paths"].keys()
+    assert len(ra["paths"]) == len(BUILD_NAMES)
+    for key, pa in ra["paths"].items():
+        pb = Path(rb["paths"][key])
+        assert Path(pa).name == pb.name  # the name carries the content hash
+        assert Path(pa).read_bytes() == pb.read_bytes(), pa
+
+
+def test_rendered_files_are_named_by_content_and_sized_for_phones(
+    two_clean_builds,
+) -> None:
+    from PIL import Image
+
+    _a, ra, _b, _rb = two_clean_builds
+
+    for path in map(Path, ra["paths"].values()):
+        data = path.read_bytes()
+        name, digest = path.stem.rsplit("-", 1)
+        assert name in REGISTRY
+        assert digest == hashlib.sha256(data).hexdigest()[:12]
+        with Image.open(path) as im:
+            assert im.width == 720
+            assert im.getpixel((0, 0))[:3] == (255, 255, 255)  # white: inverts to black
+        assert b"Software" not in data  # no version stamp in the bytes
+
+
+def test_progress_called_once_per_rendered_diagram(two_clean_builds) -> None:
+    _a, ra, _b, _rb = two_clean_builds
+    n = len(BUILD_NAMES)
+    assert ra["calls"] == [[i, n, name] for i, name in enumerate(BUILD_NAMES, start=1)]
+
+
+def test_noop_rebuild_imports_nothing_and_renders_nothing(two_clean_builds) -> None:
+    a, ra, _b, _rb = two_clean_builds
+    before = {p: p.stat().st_mtime_ns for p in a.iterdir()}
+    again = _finish(_start_build(a))
+    assert again["paths"] == ra["paths"]
+    assert again["calls"] == []
+    assert again["matplotlib"] is False and again["numpy"] is False
+    assert {p: p.stat().st_mtime_ns for p in a.iterdir()} == before
+
+
+def test_changed_parameters_give_a_new_file_name(tmp_path: Path) -> None:
+    calls: list[tuple[int, int, str]] = []
+    specs = [("warmup-cosine", {}), ("warmup-cosine", {"accumulation_bug": True})]
+    out = diagrams.materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
+    names = {p.name for p in out.values()}
+    assert len(names) == 2 and all(n.startswith("warmup-cosine-") for n in names)
+    assert calls == [(1, 2, "warmup-cosine"), (2, 2, "warmup-cosine")]
+    # Only the new spec is rendered when one is added next to cached ones.
+    calls.clear()
+    specs.append(("warmup-cosine", {"warmup": 2000}))
+    out2 = diagrams.materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
+    assert calls == [(1, 1, "warmup-cosine")]
+    assert len({p.name for p in out2.values()}) == 3
+
+
+def test_lost_png_is_rendered_again(tmp_path: Path) -> None:
+    (path,) = diagrams.materialize([("grad-clipping", {})], tmp_path).values()
+    data = path.read_bytes()
+    path.unlink()
+    (again,) = diagrams.materialize([("grad-clipping", {})], tmp_path).values()
+    assert again == path and again.read_bytes() == data
+
+
+def test_attachments_name_registered_diagrams_with_valid_params() -> None:
+    import yaml
+
+    attachments = yaml.safe_load(
+        (ROOT / "diagram-attachments.yaml").read_text(encoding="utf-8")
+    )
+    assert len({a["name"] for a in attachments.values()}) >= 20
+    for card_id, spec in attachments.items():
+        assert set(spec) <= {"name", "params", "alt"}, card_id
+        assert validate(spec["name"], spec.get("params")) == [], card_id
+        assert spec["alt"].strip().endswith("."), card_id
