@@ -70,3 +70,35 @@ def test_new_cards_are_studied_in_source_order(sample: Path, collection) -> None
     order = sorted(notes, key=lambda cid: notes[cid].cards()[0].due)
     # files sorted by name (basics, extra), cards in file order
     assert order[:4] == ["escaping", "math-answer", "figure-card", "twin-question"]
+
+
+def test_diagram_and_cloze_cards_of_the_sample(sample: Path, collection) -> None:
+    result = build(sample)
+    import_package(collection, result.path)
+    notes = notes_by_card_id(collection)
+    figure = notes["clipping-picture"]["Figure"]
+    src = figure.split('src="', 1)[1].split('"', 1)[0]
+    assert src.startswith("grad-clipping-") and src.endswith(".png")
+    assert (Path(collection.media.dir()) / src).is_file()
+    formula = notes["softmax-formula"]
+    assert formula.note_type()["name"] == "deckbuild-sample · Cloze"
+    assert len(formula.cards()) == 2 and "kind::formula" in formula.tags
+    assert "difficulty::medium" in formula.tags  # inherited from math-answer
+    fact = notes["dropout-fact"]
+    assert "kind::fact" in fact.tags and len(fact.cards()) == 2
+    front = visible_text(fact.cards()[0].question())
+    assert "[...]" in front and "0.1–0.5" not in front
+
+
+def test_noop_rebuild_renders_nothing_and_skips_matplotlib(sample: Path) -> None:
+    import subprocess
+    import sys
+
+    build(sample)
+    script = (
+        "import sys; from pathlib import Path; from deckbuild.build import build; "
+        f"r = build(Path({str(sample)!r})); "
+        "print(r.written, 'matplotlib' in sys.modules, 'numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", "False"]

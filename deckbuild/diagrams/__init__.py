@@ -451,26 +451,19 @@ def validate(name: str, params: Mapping[str, Any] | None = None) -> list[str]:
     """The problems with a diagram spec, as messages for the card author (empty = fine)."""
     info = REGISTRY.get(name)
     if info is None:
-        return [
-            f"unknown diagram {name!r}; known diagrams: {', '.join(sorted(REGISTRY))}"
-        ]
+        return [f"unknown diagram {name!r}; known diagrams: {', '.join(sorted(REGISTRY))}"]
     if params is None:
         return []
     if not isinstance(params, Mapping):
-        return [
-            f"diagram {name!r}: params must be a mapping, not {type(params).__name__}"
-        ]
+        return [f"diagram {name!r}: params must be a mapping, not {type(params).__name__}"]
     problems = []
     for key, value in params.items():
         if key not in info.defaults:
             accepted = ", ".join(sorted(info.defaults)) or "none"
-            problems.append(
-                f"diagram {name!r}: unknown parameter {key!r}; accepted parameters: {accepted}"
-            )
+            problems.append(f"diagram {name!r}: unknown parameter {key!r}; accepted parameters: {accepted}")
         elif not _type_ok(info.defaults[key], value):
             problems.append(
-                f"diagram {name!r}: parameter {key!r} must be "
-                f"{type(info.defaults[key]).__name__}, not {type(value).__name__}"
+                f"diagram {name!r}: parameter {key!r} must be {type(info.defaults[key]).__name__}, not {type(value).__name__}"
             )
     return problems
 
@@ -482,9 +475,7 @@ def _merged(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     defaults = REGISTRY[name].defaults
     merged = {**defaults, **(params or {})}
     # 10 and 10.0 draw the same picture, so they must give the same cache key.
-    return {
-        k: float(v) if isinstance(defaults[k], float) else v for k, v in merged.items()
-    }
+    return {k: float(v) if isinstance(defaults[k], float) else v for k, v in merged.items()}
 
 
 def _installed_version(dist: str) -> str:
@@ -507,9 +498,7 @@ def cache_key(name: str, params: Mapping[str, Any] | None = None) -> str:
     h = hashlib.sha256()
     h.update(b"deckbuild-diagram-v1\x00")
     h.update(name.encode() + b"\x00")
-    h.update(
-        json.dumps(merged, sort_keys=True, separators=(",", ":")).encode() + b"\x00"
-    )
+    h.update(json.dumps(merged, sort_keys=True, separators=(",", ":")).encode() + b"\x00")
     for module in (info.module, *_SHARED_MODULES):
         h.update((_PACKAGE_DIR / f"{module}.py").read_bytes() + b"\x00")
     for dist in ("matplotlib", "numpy"):

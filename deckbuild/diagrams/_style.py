@@ -104,9 +104,7 @@ def reserve_bottom(fig: Figure, inches: float) -> None:
     engine = fig.get_layout_engine()
     frac = inches / fig.get_figheight()
     if engine is not None and hasattr(engine, "set") and "rect" in engine.get():
-        frac = max(
-            frac, engine.get()["rect"][1]
-        )  # never shrink a bigger reserved strip
+        frac = max(frac, engine.get()["rect"][1])  # never shrink a bigger reserved strip
         engine.set(rect=(0, frac, 1, 1 - frac))
     else:
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, frac + 0.12))
@@ -117,11 +115,7 @@ def _check_text_sizes(fig: Figure, name: str) -> None:
     from matplotlib.text import Text
 
     for text in fig.findobj(Text):
-        if (
-            text.get_visible()
-            and text.get_text().strip()
-            and text.get_fontsize() < MIN_PT
-        ):
+        if text.get_visible() and text.get_text().strip() and text.get_fontsize() < MIN_PT:
             raise ValueError(
                 f"diagram {name!r}: text {text.get_text()!r} is {text.get_fontsize()} pt, "
                 f"below the {MIN_PT} pt minimum for phones"

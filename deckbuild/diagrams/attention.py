@@ -53,8 +53,7 @@ def attention_masks() -> Figure:
     axes[3].set_xlabel("key")
     s.note(
         fig,
-        "blue = may attend (SDPA bool mask: True)\n"
-        "grey = blocked (key_padding_mask: True)",
+        "blue = may attend (SDPA bool mask: True)\ngrey = blocked (key_padding_mask: True)",
     )
     s.reserve_bottom(fig, 0.42)
     return fig
@@ -84,13 +83,9 @@ def attention_scaling() -> Figure:
     ax1.set_ylabel("std of q·k")
     ax1.legend(loc="upper left", fontsize=8)
     ax2.plot(dims, peak_raw, "o-", color=s.RED, label="softmax(q·k): saturates")
-    ax2.plot(
-        dims, peak_scaled, "o-", color=s.GREEN, label="softmax(q·k/√d_k): stays soft"
-    )
+    ax2.plot(dims, peak_scaled, "o-", color=s.GREEN, label="softmax(q·k/√d_k): stays soft")
     ax2.axhline(1 / keys, color=s.MUTED, lw=0.8, ls=":")
-    ax2.text(
-        dims[-1], 1 / keys + 0.03, "uniform 1/16", ha="right", fontsize=8, color=s.MUTED
-    )
+    ax2.text(dims[-1], 1 / keys + 0.03, "uniform 1/16", ha="right", fontsize=8, color=s.MUTED)
     ax2.set_xscale("log", base=2)
     ax2.set_ylim(0, 1.05)
     ax2.set_ylabel("largest weight\n(mean, 16 keys)")

@@ -26,9 +26,7 @@ def temperature() -> Figure:
                 v,
                 w,
                 color=colour,
-                label=(
-                    ["class A (logit 2)", "class B (logit 1)"][j] if i == 0 else None
-                ),
+                label=(["class A (logit 2)", "class B (logit 1)"][j] if i == 0 else None),
             )
             ax.text(x, v + 0.02, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(temps)), [f"T = {t:g}" for t in temps])
@@ -48,11 +46,7 @@ def accuracy_paradox() -> Figure:
     names = [["TN", "FP"], ["FN", "TP"]]
     for i in range(2):
         for j in range(2):
-            ax.add_patch(
-                Rectangle(
-                    (j, 1 - i), 1, 1, facecolor=colours[i][j], edgecolor=s.INK, lw=1
-                )
-            )
+            ax.add_patch(Rectangle((j, 1 - i), 1, 1, facecolor=colours[i][j], edgecolor=s.INK, lw=1))
             ax.text(
                 j + 0.5,
                 1.5 - i,

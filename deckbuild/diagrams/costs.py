@@ -14,15 +14,11 @@ def critical_batch(b_noise: int) -> Figure:
     steps = 1 + b_noise / b  # in units of S_min
     fig = s.figure(2.9)
     ax = fig.subplots()
-    ax.plot(
-        b, b_noise / b, color=s.MUTED, ls="--", lw=1.2, label="perfect scaling ∝ 1/B"
-    )
+    ax.plot(b, b_noise / b, color=s.MUTED, ls="--", lw=1.2, label="perfect scaling ∝ 1/B")
     ax.axhline(1, color=s.MUTED, ls=":", lw=1.2)
     ax.plot(b, steps, color=s.BLUE, label="steps to target")
     ax.axvline(b_noise, color=s.ORANGE, lw=1.2)
-    ax.text(
-        b_noise * 1.15, 4, f"B_crit ≈ B_noise\n= {b_noise}", fontsize=8, color=s.ORANGE
-    )
+    ax.text(b_noise * 1.15, 4, f"B_crit ≈ B_noise\n= {b_noise}", fontsize=8, color=s.ORANGE)
     ax.text(40000, 1.15, "S_min", fontsize=8, ha="right", va="bottom", color=s.MUTED)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -32,9 +32,7 @@ def _table(
             )
         )
         text = "" if np.isnan(v) else fmt.format(v)
-        ax.text(
-            x0 + j + 0.5, y0 - i - 0.5, text, ha="center", va="center", fontsize=8.5
-        )
+        ax.text(x0 + j + 0.5, y0 - i - 0.5, text, ha="center", va="center", fontsize=8.5)
 
 
 def broadcasting_bug() -> Figure:
@@ -84,9 +82,7 @@ def padding_loss() -> Figure:
     _table(ax, losses, fills, 0, 2)
     for i, label in enumerate(["seq 1 (2 tokens)", "seq 2 (4 tokens)"]):
         ax.text(-0.2, 1.5 - i, label, ha="right", va="center", fontsize=8)
-    ax.text(
-        4.2, 1.5, "grey = padding,\nleft out", fontsize=8, va="center", color=s.MUTED
-    )
+    ax.text(4.2, 1.5, "grey = padding,\nleft out", fontsize=8, va="center", color=s.MUTED)
     tok = np.nanmean(losses)
     seq = np.mean(np.nanmean(losses, axis=1))
     ax.text(-3.3, -0.45, f"token mean = 8/6 = {tok:.2f}", fontsize=8.5, color=s.BLUE)
@@ -100,8 +96,7 @@ def padding_loss() -> Figure:
     ax.text(
         -3.3,
         -1.5,
-        "DDP: rank A has 10 tokens, rank B 30. Averaging\n"
-        "rank means weights them 1:1; the token mean, 1:3.",
+        "DDP: rank A has 10 tokens, rank B 30. Averaging\nrank means weights them 1:1; the token mean, 1:3.",
         fontsize=8,
         va="top",
     )

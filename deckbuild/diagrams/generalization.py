@@ -51,9 +51,7 @@ def double_descent(n_train: int, seeds: int) -> Figure:
         color=s.GREEN,
         arrowprops={"arrowstyle": "->", "color": s.GREEN, "lw": 0.9},
     )
-    ax.text(
-        n_train + 4, 0.013, "train error = 0 from here on", fontsize=8, color=s.ORANGE
-    )
+    ax.text(n_train + 4, 0.013, "train error = 0 from here on", fontsize=8, color=s.ORANGE)
     ax.set_yscale("log")
     ax.set_ylim(1e-2, 30)
     ax.set_xlim(0, p_max)
@@ -113,9 +111,7 @@ def weight_ema() -> Figure:
         ema[0] = theta[0]
         for i in range(1, t.size):
             ema[i] = alpha * ema[i - 1] + (1 - alpha) * theta[i]
-        ax.plot(
-            t, ema, color=colour, label=f"EMA α={alpha} (~{1 / (1 - alpha):.0f} steps)"
-        )
+        ax.plot(t, ema, color=colour, label=f"EMA α={alpha} (~{1 / (1 - alpha):.0f} steps)")
     swa_from = 2000
     ax.hlines(
         theta[swa_from:].mean(),
@@ -185,9 +181,7 @@ def train_above_val() -> Figure:
         label="train loss per step (dropout on)",
     )
     ax.plot(t, clean, color=s.MUTED, lw=1, ls="--")
-    ax.plot(
-        ends, means, "s", color=s.ORANGE, ms=6, label="logged train loss = epoch mean"
-    )
+    ax.plot(ends, means, "s", color=s.ORANGE, ms=6, label="logged train loss = epoch mean")
     ax.plot(ends, clean[ends], "o", color=s.BLUE, ms=6, label="validation at epoch end")
     ax.annotate(
         "mean of the epoch:\nlags ~½ epoch",

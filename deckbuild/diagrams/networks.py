@@ -105,9 +105,7 @@ def _bare(ax: Axes) -> None:
     ax.set_aspect("equal")
 
 
-def _conv_case(
-    ax: Axes, length: int, k: int, p: int, st: int, d: int, title: str
-) -> None:
+def _conv_case(ax: Axes, length: int, k: int, p: int, st: int, d: int, title: str) -> None:
     out = (length + 2 * p - d * (k - 1) - 1) // st + 1
     xs = list(range(length + 2 * p))
     fills = ["white" if p <= i < p + length else s.SHADE for i in xs]
@@ -245,9 +243,7 @@ def grouped_conv() -> Figure:
     return fig
 
 
-def _cube(
-    ax: Axes, shade: np.ndarray, labels: tuple[str, str, str], title: str
-) -> None:
+def _cube(ax: Axes, shade: np.ndarray, labels: tuple[str, str, str], title: str) -> None:
     """A voxel block N x C x HW with the elements sharing one mean/variance shaded."""
     colours = np.empty(shade.shape, dtype=object)
     colours[:] = "#f4f4f4"
@@ -293,8 +289,6 @@ def norm_axes() -> Figure:
     for i, (mask, labels, title) in enumerate(specs):
         ax = fig.add_subplot(2, 2, i + 1, projection="3d")
         _cube(ax, mask, labels, title)
-    fig.subplots_adjust(
-        left=0.0, right=0.95, bottom=0.02, top=0.84, wspace=0.12, hspace=0.3
-    )
+    fig.subplots_adjust(left=0.0, right=0.95, bottom=0.02, top=0.84, wspace=0.12, hspace=0.3)
     fig.suptitle("Blue: share one mean and variance", fontsize=9, y=0.995)
     return fig

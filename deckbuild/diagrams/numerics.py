@@ -45,9 +45,7 @@ def batch_stat_noise(small_batch: int, large_batch: int) -> Figure:
         )
         ax.set_yticks([])
         ax.set_xlim(-2, 2)
-    axes[0].text(
-        0.03, 0.9, "true mean 0", transform=axes[0].transAxes, fontsize=8, va="top"
-    )
+    axes[0].text(0.03, 0.9, "true mean 0", transform=axes[0].transAxes, fontsize=8, va="top")
     axes[1].set_xlabel("mean of one batch (data ~ N(0, 1); 5000 batches)")
     return fig
 
@@ -132,14 +130,8 @@ def float_formats() -> Figure:
     for row, (name, bits, *_rest, eps) in enumerate(formats):
         y = 2 - row
         x = 0
-        for width, colour, part in zip(
-            bits, (s.RED, s.BLUE, s.GREEN), ("s", "exp", "mantissa"), strict=True
-        ):
-            ax1.add_patch(
-                Rectangle(
-                    (x, y - 0.35), width, 0.7, facecolor=colour, edgecolor="white", lw=1
-                )
-            )
+        for width, colour, part in zip(bits, (s.RED, s.BLUE, s.GREEN), ("s", "exp", "mantissa"), strict=True):
+            ax1.add_patch(Rectangle((x, y - 0.35), width, 0.7, facecolor=colour, edgecolor="white", lw=1))
             if width >= 5:
                 ax1.text(
                     x + width / 2,
@@ -164,9 +156,7 @@ def float_formats() -> Figure:
     for row, (name, _bits, sub, tiny, big, _eps) in enumerate(formats):
         y = 2 - row
         lo, mid, hi = np.log10(sub), np.log10(tiny), np.log10(big)
-        ax2.barh(
-            y, mid - lo, left=lo, height=0.55, color=s.SHADE, edgecolor=s.MUTED, lw=0.6
-        )
+        ax2.barh(y, mid - lo, left=lo, height=0.55, color=s.SHADE, edgecolor=s.MUTED, lw=0.6)
         ax2.barh(y, hi - mid, left=mid, height=0.55, color=s.PALETTE[row])
     ax2.text(np.log10(65504) + 1, 0, "max 65504", va="center", fontsize=8)
     ax2.text(np.log10(3.4e38) - 1, 1.42, "max ≈ 3.4e38", ha="right", fontsize=8)

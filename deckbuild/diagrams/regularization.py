@@ -39,20 +39,14 @@ def cosine_restarts(cycles: int) -> Figure:
     ax.set_ylim(0, 1.08)
     ax.set_xlabel("training step")
     ax.set_ylabel("LR / peak")
-    ax.set_title(
-        f"{cycles} cosine cycles → ensemble of {cycles} snapshots", fontsize=8.5
-    )
+    ax.set_title(f"{cycles} cosine cycles → ensemble of {cycles} snapshots", fontsize=8.5)
     return fig
 
 
 def _grid(ax: Axes, values: np.ndarray, colours: np.ndarray, title: str) -> None:
     n = values.shape[0]
     for (i, j), v in np.ndenumerate(values):
-        ax.add_patch(
-            Rectangle(
-                (j, n - 1 - i), 1, 1, facecolor=colours[i, j], edgecolor=s.INK, lw=0.8
-            )
-        )
+        ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, facecolor=colours[i, j], edgecolor=s.INK, lw=0.8))
         ax.text(j + 0.5, n - 0.5 - i, f"{v:g}", ha="center", va="center", fontsize=9)
     ax.set_xlim(0, n)
     ax.set_ylim(0, n)

@@ -29,24 +29,16 @@ def fgsm_pgd(eps: float, alpha: float, steps: int) -> Figure:
     xs = np.linspace(-0.4, 0.9, 10)
     ax.plot(xs, -xs / 2, color=s.INK, lw=1.2)
     ax.text(0.62, -0.27, "decision\nboundary\nw·x = 0", fontsize=8, va="top")
-    ax.add_patch(
-        Rectangle(
-            x - eps, 2 * eps, 2 * eps, facecolor=s.SHADE, edgecolor=s.MUTED, ls="--"
-        )
-    )
+    ax.add_patch(Rectangle(x - eps, 2 * eps, 2 * eps, facecolor=s.SHADE, edgecolor=s.MUTED, ls="--"))
     ax.plot(*x, "o", color=s.BLUE, ms=7)
-    ax.text(
-        x[0] - 0.02, x[1] - 0.04, "x", ha="right", va="top", fontsize=9, color=s.BLUE
-    )
+    ax.text(x[0] - 0.02, x[1] - 0.04, "x", ha="right", va="top", fontsize=9, color=s.BLUE)
     ax.annotate(
         "",
         xy=tuple(fgsm),
         xytext=tuple(x),
         arrowprops={"arrowstyle": "-|>", "color": s.RED, "lw": 1.8},
     )
-    ax.text(
-        fgsm[0] + 0.02, fgsm[1] + 0.02, "FGSM: x + ε·sign(∇)", fontsize=8, color=s.RED
-    )
+    ax.text(fgsm[0] + 0.02, fgsm[1] + 0.02, "FGSM: x + ε·sign(∇)", fontsize=8, color=s.RED)
     ax.plot(pgd[:, 0], pgd[:, 1], "-o", color=s.ORANGE, ms=4, lw=1.3)
     ax.plot(*pgd[0], "s", color=s.ORANGE, ms=6)
     ax.text(

@@ -164,9 +164,7 @@ def lr_too_small_large() -> Figure:
         ax.set_xlabel("step")
     for ax in axes[::2]:
         ax.set_ylabel("w")
-    fig.suptitle(
-        "Descent on L(w) = (w−4)², start w = 1", fontsize=9.5, fontweight="bold"
-    )
+    fig.suptitle("Descent on L(w) = (w−4)², start w = 1", fontsize=9.5, fontweight="bold")
     return fig
 
 

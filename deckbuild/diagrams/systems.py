@@ -30,16 +30,12 @@ def zero_memory(params_billion: float, gpus: int, k: int) -> Figure:
         for size, (_label, colour) in zip(sizes, parts, strict=True):
             ax.barh(y, size, left=left, color=colour, height=0.6)
             left += size
-        ax.text(
-            left + 2, y, f"{left:.3g} GB", va="center", fontsize=8.5, fontweight="bold"
-        )
+        ax.text(left + 2, y, f"{left:.3g} GB", va="center", fontsize=8.5, fontweight="bold")
     ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
     ax.set_xlim(0, 150)
     ax.set_xlabel("GB per GPU (model states only)")
     ax.grid(axis="y", visible=False)
-    ax.set_title(
-        f"Ψ = {params_billion:g}B params, {gpus} GPUs, Adam K = {k}", fontsize=8.5
-    )
+    ax.set_title(f"Ψ = {params_billion:g}B params, {gpus} GPUs, Adam K = {k}", fontsize=8.5)
     for label, colour in parts:
         ax.barh(0, 0, color=colour, label=label)
     ax.legend(loc="lower right", fontsize=8)

@@ -14,12 +14,8 @@ def truncated_bptt(steps: int, chunk: int) -> Figure:
     ax = fig.subplots()
     size = 0.7
     for t in range(steps):
-        ax.add_patch(
-            Rectangle((t, 0), size, size, facecolor="white", edgecolor=s.INK, lw=0.9)
-        )
-        ax.text(
-            t + size / 2, size / 2, str(t + 1), ha="center", va="center", fontsize=8.5
-        )
+        ax.add_patch(Rectangle((t, 0), size, size, facecolor="white", edgecolor=s.INK, lw=0.9))
+        ax.text(t + size / 2, size / 2, str(t + 1), ha="center", va="center", fontsize=8.5)
         if t + 1 < steps:
             boundary = (t + 1) % chunk == 0
             ax.add_patch(
@@ -52,8 +48,7 @@ def truncated_bptt(steps: int, chunk: int) -> Figure:
     ax.text(
         0,
         -1.05,
-        f"backward: gradients stop at each chunk of {chunk}\n"
-        "(orange dashed = state passed on, detached)",
+        f"backward: gradients stop at each chunk of {chunk}\n(orange dashed = state passed on, detached)",
         fontsize=8,
         color=s.RED,
         va="top",
@@ -72,9 +67,7 @@ def grad_accumulation(micro: int) -> Figure:
     t = 0.0
     for _ in range(micro):
         ax.add_patch(Rectangle((t, 1), 1.0, 0.6, facecolor=s.BLUE, edgecolor="white"))
-        ax.add_patch(
-            Rectangle((t + 1.0, 1), 1.4, 0.6, facecolor=s.ORANGE, edgecolor="white")
-        )
+        ax.add_patch(Rectangle((t + 1.0, 1), 1.4, 0.6, facecolor=s.ORANGE, edgecolor="white"))
         ax.text(
             t + 0.5,
             1.3,
@@ -95,9 +88,7 @@ def grad_accumulation(micro: int) -> Figure:
             color="white",
             fontweight="bold",
         )
-        ax.text(
-            t + 1.2, 0.85, f"loss/{micro}\ngrads +=", ha="center", va="top", fontsize=8
-        )
+        ax.text(t + 1.2, 0.85, f"loss/{micro}\ngrads +=", ha="center", va="top", fontsize=8)
         t += 2.6
     ax.add_patch(Rectangle((t, 1), 1.3, 0.6, facecolor=s.GREEN, edgecolor="white"))
     ax.text(
@@ -121,8 +112,7 @@ def grad_accumulation(micro: int) -> Figure:
     ax.text(
         0,
         -0.05,
-        "step = optimizer.step(), scheduler.step(), zero_grad()\n"
-        "BatchNorm still sees one micro-batch at a time.",
+        "step = optimizer.step(), scheduler.step(), zero_grad()\nBatchNorm still sees one micro-batch at a time.",
         fontsize=8,
         va="top",
     )
