@@ -285,7 +285,11 @@ def _figures(project: Project, progress: Progress | None) -> dict[str, tuple[Med
         from deckbuild import diagrams
 
         specs = [(c.figure.diagram, c.figure.params_dict()) for c in diagram_cards if c.figure and c.figure.diagram]
-        paths = diagrams.materialize(specs, project.root / CACHE_DIR / "diagrams", progress)
+        def diagram_progress(done: int, total: int, name: str) -> None:
+            if progress is not None:
+                progress(done, total, f"rendering diagram {name}")
+
+        paths = diagrams.materialize(specs, project.root / CACHE_DIR / "diagrams", diagram_progress)
         for card, (name, params) in zip(diagram_cards, specs, strict=True):
             path = paths[diagrams.cache_key(name, params)]
             figures[card.id] = (MediaFile(path.name, path), diagrams.REGISTRY[name].illustrative)

@@ -89,7 +89,7 @@ def build(project: Path, strict: bool, quiet: bool) -> None:
 
     def progress(done: int, total: int, what: str) -> None:
         if not quiet:
-            click.echo(f"  rendering diagram {done}/{total}: {what}", err=True)
+            click.echo(f"  [{done}/{total}] {what}", err=True)
 
     result = run_build(project, progress=progress, strict=strict)
     if not quiet:
@@ -234,7 +234,7 @@ def preview(project: Path, out: Path | None, quiet: bool) -> None:
 
     def progress(done: int, total: int, what: str) -> None:
         if not quiet:
-            click.echo(f"  rendering diagram {done}/{total}: {what}", err=True)
+            click.echo(f"  [{done}/{total}] {what}", err=True)
 
     if out is None:
         loaded, _problems = load_project(project)

@@ -19,11 +19,16 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_site_holds_every_card_its_media_and_mathjax(sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     result = write_preview(sample, out)
-    assert result.index == out / "index.html" and result.cards == 4 and result.media == 1
+    assert result.index == out / "index.html" and result.cards == 9 and result.media == 2
     assert sorted(p.name for p in (out / "cards").iterdir()) == [
+        "clipping-picture.html",
+        "dropout-fact.c1.html",
+        "dropout-fact.c2.html",
         "escaping.html",
         "figure-card.html",
         "math-answer.html",
+        "softmax-formula.c1.html",
+        "softmax-formula.c2.html",
         "twin-question.html",
     ]
     assert (out / "media" / "axes.png").read_bytes() == (sample / "media" / "axes.png").read_bytes()
@@ -34,7 +39,7 @@ def test_site_holds_every_card_its_media_and_mathjax(sample: Path, tmp_path: Pat
     assert page.count("<style>") == 2 and "db-question" in page and "db-answer" in page
     assert r"\( \sigma(z)_i = \frac{e^{z_i}}{\sum_j e^{z_j}} \)" in page
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert index.count('<li data-difficulty="') == 4
+    assert index.count('<li data-difficulty="') == 9
     assert '<option value="normalization::batchnorm">' in index
 
 
@@ -69,7 +74,7 @@ def test_replaces_its_own_output_but_never_another_folder(sample: Path, tmp_path
 def test_cli_writes_to_the_output_folder_by_default(sample: Path) -> None:
     result = CliRunner().invoke(main, ["preview", "-C", str(sample)])
     assert result.exit_code == 0, result.output
-    assert "4 cards, 1 media files" in result.output
+    assert "9 cards, 2 media files" in result.output
     assert (sample / "dist" / "preview" / "index.html").exists()
 
 
