@@ -62,13 +62,22 @@ def output_path(project: Project) -> Path:
 
 def build(root: Path, *, progress: Progress | None = None, strict: bool = False) -> BuildResult:
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
+    from deckbuild import uptodate
     from deckbuild.fsutil import project_lock
+    from deckbuild.record import RECORD_FILE
 
+    # Fingerprint the inputs before reading them: an edit made during the build then
+    # makes the next build a real one, never a wrong "up to date".
+    inputs = uptodate.inputs_fingerprint(root)
     project, problems = load_project(root)
     if project is None or (strict and problems):
         raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
     with project_lock(root):
-        return _build_locked(project, progress)
+        uptodate.forget_state(root)
+        result = _build_locked(project, progress)
+        summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
+        uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
+    return result
 
 
 def _build_locked(project: Project, progress: Progress | None) -> BuildResult:
