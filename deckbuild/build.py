@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.config import load_config
 from deckbuild.errors import Problem, ProjectInvalid, has_errors
@@ -17,6 +18,9 @@ from deckbuild.media import CACHE_DIR, check_images
 from deckbuild.model import Card, MediaFile, Project
 from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
+
+if TYPE_CHECKING:
+    from deckbuild.cache import BuildCache
 
 Progress = Callable[[int, int, str], None]
 
@@ -31,12 +35,12 @@ class BuildResult:
     written: bool
 
 
-def load_project(root: Path) -> tuple[Project | None, list[Problem]]:
-    """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written."""
+def load_project(root: Path, cache: BuildCache | None = None) -> tuple[Project | None, list[Problem]]:
+    """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written but the cache."""
     # Stage 1: the deck's configuration.
     config, problems = load_config(root)
-    # Stage 2: every card file, each card checked on its own.
-    cards, card_problems = load_cards(root)
+    # Stage 2: every card file, each card checked on its own (unchanged files from the cache).
+    cards, card_problems = load_cards(root, cache)
     problems += card_problems
     # Stage 3: checks across the deck (ids, references, text rules) and per-kind rules.
     problems += validate_cards(cards)
@@ -50,8 +54,11 @@ def load_project(root: Path) -> tuple[Project | None, list[Problem]]:
 
 
 def check(root: Path) -> list[Problem]:
-    """Every problem in the project, sorted by place."""
-    _project, problems = load_project(root)
+    """Every problem in the project, sorted by place (the cache is read, never written)."""
+    from deckbuild.cache import open_cache
+
+    with open_cache(root, writable=False) as cache:
+        _project, problems = load_project(root, cache)
     return sorted(problems, key=lambda p: (p.location, p.code))
 
 
@@ -63,37 +70,48 @@ def output_path(project: Project) -> Path:
 def build(root: Path, *, progress: Progress | None = None, strict: bool = False) -> BuildResult:
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
     from deckbuild import uptodate
+    from deckbuild.cache import open_cache
+    from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
     from deckbuild.record import RECORD_FILE
 
     # Fingerprint the inputs before reading them: an edit made during the build then
     # makes the next build a real one, never a wrong "up to date".
     inputs = uptodate.inputs_fingerprint(root)
-    project, problems = load_project(root)
-    if project is None or (strict and problems):
-        raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
-    with project_lock(root):
-        uptodate.forget_state(root)
-        result = _build_locked(project, progress)
-        summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
-        uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
+    # The cache is written only inside a deck project (never a stray folder in the wrong place).
+    with open_cache(root, writable=(root / CONFIG_FILE).is_file()) as cache:
+        project, problems = load_project(root, cache)
+        cache.commit()  # keep the good files' parses even if the project is invalid
+        if project is None or (strict and problems):
+            raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
+        with project_lock(root):
+            uptodate.forget_state(root)
+            result = _build_locked(project, progress, cache)
+            cache.commit()
+            summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
+            uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
     return result
 
 
-def _build_locked(project: Project, progress: Progress | None) -> BuildResult:
+def _build_locked(project: Project, progress: Progress | None, cache: BuildCache) -> BuildResult:
     from deckbuild import notes as notes_stage
     from deckbuild import record as record_stage
     from deckbuild.fsutil import atomic_write_bytes
     from deckbuild.notetypes import NOTETYPES
     from deckbuild.package import write_package
-    from deckbuild.render import markdown_html
+    from deckbuild.render import markdown_html, preload_memo, take_memo
 
     root = project.root
     config = project.config
     # Stage 4: media -- hand-made images and generated diagrams (rendered only if not cached).
     figures = _figures(project, progress)
-    # Stage 5: render every card to a note (fields, tags, GUID, study order).
+    # Stage 5: render every card to a note (fields, tags, GUID, study order), with the
+    # Markdown renderings of the last build (a pure function of the text and the code).
+    take_memo()
+    preload_memo(cache.markdown())
     rendered = notes_stage.render_notes(config.namespace, project.cards, figures)
+    description = markdown_html(config.description) + f"<p>Version {config.version}</p>"
+    cache.store_markdown(*take_memo())
     # Stage 6: stamp each note with its mod from the record; the clock is read only for changes.
     record = record_stage.load_record(root)
     hashes = {key: nt.content_hash() for key, nt in NOTETYPES.items()}
@@ -104,7 +122,7 @@ def _build_locked(project: Project, progress: Progress | None) -> BuildResult:
     data = write_package(
         output_path(project),
         deck_name=config.name,
-        deck_description=markdown_html(config.description) + f"<p>Version {config.version}</p>",
+        deck_description=description,
         namespace=config.namespace,
         notetypes=NOTETYPES,
         notetype_mods=notetype_mods,
