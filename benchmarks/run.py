@@ -215,7 +215,12 @@ def measure(label: str, project: Path, work: Path, *, baseline: bool = True) -> 
         print(f"[{label}] plain genanki baseline ...", file=sys.stderr, flush=True)
         notes = export_notes(apkg, work / f"{project.name}-notes.json")
         row.runs["baseline"] = run(
-            [sys.executable, str(REPO / "benchmarks" / "genanki_baseline.py"), str(notes), str(work / f"{project.name}-base.apkg")]
+            [
+                sys.executable,
+                str(REPO / "benchmarks" / "genanki_baseline.py"),
+                str(notes),
+                str(work / f"{project.name}-base.apkg"),
+            ]
         )
         if not row.runs["baseline"].ok:
             sys.exit(f"baseline failed:\n{row.runs['baseline'].output}")
