@@ -51,7 +51,7 @@ def _qa(card_id: str, n: int, topic: str, related: str | None) -> str:
         f"- id: {card_id}",
         f"  question: Why does technique {n} help `step_{n % 97}` converge when the batch is small?",
         "  answer: |",
-        f"    - It rescales the update by \\( \\sqrt{{1 - \\beta_2^{{{n % 50 + 1}}}}} \\), so early steps stay small.",
+        f"    - In case {n} it rescales the update by \\( \\sqrt{{1 - \\beta_2^{{{n % 50 + 1}}}}} \\), so early steps stay small.",
         f"    - It keeps **variance** bounded for layer {n % 12}; see *warmup* and `lr={n % 9}e-4`.",
         "    - It costs one extra buffer per parameter.",
     ]
@@ -98,7 +98,11 @@ def diagram_names() -> list[str]:
 
 
 def generate(root: Path, count: int, diagrams: list[str]) -> Path:
-    """Write a deck project with `count` cards, CARDS_PER_FILE per topic file."""
+    """Write a deck project with `count` cards, CARDS_PER_FILE per topic file.
+
+    Every Markdown text is unique (it names its card's number), as in a real deck, so the
+    in-build memo of renderings gets no help a real deck would not get.
+    """
     (root / "cards").mkdir(parents=True)
     (root / "deck.yaml").write_text(
         f"name: Bench {count}\nnamespace: bench-{count}\nversion: 1.0.0\ndescription: Synthetic deck of {count} cards.\n",
