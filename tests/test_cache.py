@@ -112,3 +112,19 @@ def test_a_broken_cache_is_ignored(sample: Path) -> None:
 def test_check_reads_but_never_writes_the_cache(sample: Path) -> None:
     assert check(sample) == []
     assert not (sample / CACHE_DIR).exists()
+
+
+def test_a_change_of_deckbuild_itself_invalidates_state_and_cache(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from deckbuild import uptodate
+
+    one = build(sample).path.read_bytes()
+    assert up_to_date(sample) is not None
+    monkeypatch.setattr(uptodate, "_code", "another-deckbuild")  # as if its source had changed
+    assert up_to_date(sample) is None
+    assert check(sample) == []  # a read-only reader ignores a cache made by other code
+    assert build(sample).path.read_bytes() == one
+    conn = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")
+    assert conn.execute("SELECT code FROM meta").fetchall() == [("another-deckbuild",)]
+    conn.close()
