@@ -19,6 +19,7 @@ from deckbuild.model import Card, MediaFile, Project, RenderedNote
 from deckbuild.record import Clock, Record
 
 if TYPE_CHECKING:
+    from deckbuild.cache import BuildCache
     from deckbuild.versioning import Changes, Snapshot
 from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards, validate_math_and_cloze
@@ -43,12 +44,12 @@ class BuildResult:
     written: bool
 
 
-def load_project(root: Path) -> tuple[Project | None, list[Problem]]:
-    """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written."""
+def load_project(root: Path, cache: BuildCache | None = None) -> tuple[Project | None, list[Problem]]:
+    """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written but the cache."""
     # Stage 1: the deck's configuration.
     config, problems = load_config(root)
-    # Stage 2: every card file, each card checked on its own.
-    cards, card_problems = load_cards(root)
+    # Stage 2: every card file, each card checked on its own (unchanged files from the cache).
+    cards, card_problems = load_cards(root, cache)
     problems += card_problems
     # Stage 3: checks across the deck (ids, references, text rules) and per-kind rules.
     problems += validate_cards(cards)
@@ -62,8 +63,11 @@ def load_project(root: Path) -> tuple[Project | None, list[Problem]]:
 
 
 def check(root: Path) -> list[Problem]:
-    """Every problem in the project, sorted by place."""
-    _project, problems = load_project(root)
+    """Every problem in the project, sorted by place (the cache is read, never written)."""
+    from deckbuild.cache import open_cache
+
+    with open_cache(root, writable=False) as cache:
+        _project, problems = load_project(root, cache)
     return sorted(problems, key=lambda p: (p.location, p.code))
 
 
@@ -74,20 +78,37 @@ def output_path(project: Project) -> Path:
 
 def build(root: Path, *, progress: Progress | None = None, strict: bool = False) -> BuildResult:
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
+    from deckbuild import uptodate
+    from deckbuild.cache import open_cache
+    from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
+    from deckbuild.record import RECORD_FILE
 
-    project = _valid_project(root, strict)
-    with project_lock(root):
-        state = _gather(project, progress)
-        _refuse_schema_change(state)
-        return _write(project, state, state.record)
+    # Fingerprint the inputs before reading them: an edit made during the build then
+    # makes the next build a real one, never a wrong "up to date".
+    inputs = uptodate.inputs_fingerprint(root)
+    # The cache is written only inside a deck project (never a stray folder in the wrong place).
+    with open_cache(root, writable=(root / CONFIG_FILE).is_file()) as cache:
+        project, problems = load_project(root, cache)
+        cache.commit()  # keep the good files' parses even if the project is invalid
+        if project is None or (strict and problems):
+            raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
+        with project_lock(root):
+            uptodate.forget_state(root)
+            state = _gather(project, progress, cache=cache)
+            cache.commit()
+            _refuse_schema_change(state)
+            result = _write(project, state, state.record)
+            summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
+            uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
+    return result
 
 
 def release(
     root: Path, *, bump: str | None = None, allow_schema_change: bool = False, progress: Progress | None = None
 ) -> ReleaseResult:
     """Record a release: pick the version, snapshot the notes, write the changelog, build."""
-    from deckbuild import versioning
+    from deckbuild import uptodate, versioning
     from deckbuild.errors import LocatedError, Location
     from deckbuild.fsutil import atomic_write_bytes, project_lock
     from deckbuild.notetypes import NOTETYPES
@@ -95,6 +116,7 @@ def release(
 
     project = _valid_project(root, strict=False)
     with project_lock(root):
+        uptodate.forget_state(root)
         state = _gather(project, progress)
         previous = state.snapshot
         current = {n.card_id: versioning.published(n) for n in state.rendered}
@@ -162,15 +184,29 @@ def _valid_project(root: Path, strict: bool) -> Project:
     return project
 
 
-def _gather(project: Project, progress: Progress | None, *, record: Record | None = None, clock: Clock | None = None) -> _State:
+def _gather(
+    project: Project,
+    progress: Progress | None,
+    *,
+    record: Record | None = None,
+    clock: Clock | None = None,
+    cache: BuildCache | None = None,
+) -> _State:
     from deckbuild import notes as notes_stage
     from deckbuild import record as record_stage
     from deckbuild import versioning
+    from deckbuild.render import preload_memo, take_memo
 
     # Stage 4: media -- hand-made images and generated diagrams (rendered only if not cached).
     figures = _figures(project, progress)
-    # Stage 5: render every card to a note (fields, tags, GUID, study order).
+    # Stage 5: render every card to a note (fields, tags, GUID, study order), with the
+    # Markdown renderings of the last build (a pure function of the text and the code).
+    if cache is not None:
+        take_memo()
+        preload_memo(cache.markdown())
     rendered = notes_stage.render_notes(project.config.namespace, project.cards, figures)
+    if cache is not None:
+        cache.store_markdown(*take_memo())
     # Stage 6: what the last release shipped; its retired notes keep shipping.
     record = record or record_stage.load_record(project.root)
     snapshot = versioning.latest_snapshot(project.root, record.extra)
@@ -285,6 +321,7 @@ def _figures(project: Project, progress: Progress | None) -> dict[str, tuple[Med
         from deckbuild import diagrams
 
         specs = [(c.figure.diagram, c.figure.params_dict()) for c in diagram_cards if c.figure and c.figure.diagram]
+
         def diagram_progress(done: int, total: int, name: str) -> None:
             if progress is not None:
                 progress(done, total, f"rendering diagram {name}")

@@ -9,6 +9,7 @@ never rendered, so a card can neither run script nor load anything from the netw
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 import xml.etree.ElementTree as etree
@@ -52,12 +53,45 @@ def _new_markdown() -> markdown.Markdown:
 
 _md: markdown.Markdown | None = None
 
+# markdown_html is a pure function of (text, inline) for a given deckbuild, so it is
+# memoised: texts repeat within a build (a related card shows its question again) and the
+# build carries renderings over from the last build through the on-disk cache (cache.py).
+_memo: dict[bytes, str] = {}
+_memo_fresh: dict[bytes, str] = {}
+_memo_used: set[bytes] = set()
+
+
+def memo_key(text: str, inline: bool) -> bytes:
+    return hashlib.blake2b((b"\1" if inline else b"\0") + text.encode(), digest_size=16).digest()
+
+
+def preload_memo(entries: dict[bytes, str]) -> None:
+    """Add renderings made earlier (the caller vouches they came from this code)."""
+    _memo.update(entries)
+
+
+def take_memo() -> tuple[dict[bytes, str], set[bytes]]:
+    """The renderings added since the last call, and the keys looked up; both then reset."""
+    global _memo_fresh, _memo_used
+    fresh, used = _memo_fresh, _memo_used
+    _memo_fresh, _memo_used = {}, set()
+    return fresh, used
+
 
 def markdown_html(text: str, *, inline: bool = False) -> str:
     """Render one field's Markdown to HTML under the rule above; '' stays ''."""
-    global _md
     if not text.strip():
         return ""
+    key = memo_key(text, inline)
+    _memo_used.add(key)
+    out = _memo.get(key)
+    if out is None:
+        out = _memo[key] = _memo_fresh[key] = _render(text, inline)
+    return out
+
+
+def _render(text: str, inline: bool) -> str:
+    global _md
     if _md is None:
         _md = _new_markdown()
     spans: list[str] = []

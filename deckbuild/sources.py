@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Location, Problem
 from deckbuild.ids import CARD_ID_PATTERN
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
-from deckbuild.yamlload import LocatedList, LocatedMap, load_yaml
+from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
+
+if TYPE_CHECKING:
+    from deckbuild.cache import BuildCache
 
 CARDS_DIR = "cards"
 
@@ -51,8 +54,12 @@ def card_files(root: Path) -> list[Path]:
     return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")], key=lambda p: p.name)
 
 
-def load_cards(root: Path) -> tuple[list[Card], list[Problem]]:
-    """Load every card file; a broken file is reported and the others still load."""
+def load_cards(root: Path, cache: BuildCache | None = None) -> tuple[list[Card], list[Problem]]:
+    """Load every card file; a broken file is reported and the others still load.
+
+    With a cache, a file whose exact bytes were parsed before is not parsed again (YAML
+    parsing is most of a cold build's time); the result is the same either way.
+    """
     cards: list[Card] = []
     problems: list[Problem] = []
     files = card_files(root)
@@ -60,19 +67,52 @@ def load_cards(root: Path) -> tuple[list[Card], list[Problem]]:
         problems.append(Problem(Location(CARDS_DIR), "E119", f"no card files: add {CARDS_DIR}/<topic>.yaml (see README)"))
     for path in files:
         display = path.relative_to(root).as_posix()
-        data, file_problems = load_yaml(path, display)
+        raw = _cacheable_bytes(path) if cache is not None else None
+        key = cache.file_key(display, raw) if cache is not None and raw is not None else None
+        hit = cache.parsed(key) if cache is not None and key is not None else None
+        if hit is None:
+            file_cards, file_problems = _load_file(path, display, raw)
+            if cache is not None and key is not None:
+                cache.store_parsed(key, file_cards, file_problems)
+        else:
+            file_cards, file_problems = hit
+        cards.extend(file_cards)
         problems.extend(file_problems)
-        if data is None:
-            continue  # empty file (allowed) or unreadable (already reported)
-        if not isinstance(data, LocatedList):
-            problems.append(
-                Problem(getattr(data, "loc", Location(display, 1, 1)), "E103", "expected a list of cards ('- id: ...')")
-            )
-            continue
-        for item, loc in zip(data, data.item_locs, strict=True):
-            card = _card_from(item, loc, problems)
-            if card is not None:
-                cards.append(card)
+    return cards, problems
+
+
+def _cacheable_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when the uncached path must read it (and report why)."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _load_file(path: Path, display: str, raw: bytes | None) -> tuple[list[Card], list[Problem]]:
+    """One card file -> its cards and problems; `raw` is its bytes if already read."""
+    cards: list[Card] = []
+    problems: list[Problem] = []
+    if raw is None:
+        data, file_problems = load_yaml(path, display)
+    else:
+        text, file_problems = decode_text(raw, display)
+        if text is not None:
+            data, file_problems = parse_yaml(text, display)
+        else:
+            data = None
+    problems.extend(file_problems)
+    if data is None:
+        return cards, problems  # empty file (allowed) or unreadable (already reported)
+    if not isinstance(data, LocatedList):
+        problems.append(Problem(getattr(data, "loc", Location(display, 1, 1)), "E103", "expected a list of cards ('- id: ...')"))
+        return cards, problems
+    for item, loc in zip(data, data.item_locs, strict=True):
+        card = _card_from(item, loc, problems)
+        if card is not None:
+            cards.append(card)
     return cards, problems
 
 

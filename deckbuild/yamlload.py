@@ -51,6 +51,11 @@ def read_text(path: Path, display: str) -> tuple[str | None, list[Problem]]:
         raw = path.read_bytes()
     except OSError as exc:
         return None, [Problem(Location(display), "E118", f"cannot read file: {exc.strerror}")]
+    return decode_text(raw, display)
+
+
+def decode_text(raw: bytes, display: str) -> tuple[str | None, list[Problem]]:
+    """Decode a source file's bytes (see read_text); split out so a caller can hash what it parses."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -127,7 +127,7 @@ def float_formats() -> Figure:
     ]
     fig = s.figure(4.3)
     ax1, ax2 = fig.subplots(2, 1, height_ratios=[1, 1.15])
-    for row, (name, bits, *_rest, eps) in enumerate(formats):
+    for row, (_name, bits, *_rest, eps) in enumerate(formats):
         y = 2 - row
         x = 0
         for width, colour, part in zip(bits, (s.RED, s.BLUE, s.GREEN), ("s", "exp", "mantissa"), strict=True):
@@ -153,7 +153,7 @@ def float_formats() -> Figure:
     ax1.grid(False)
     ax1.spines["left"].set_visible(False)
     ax1.tick_params(axis="y", length=0)
-    for row, (name, _bits, sub, tiny, big, _eps) in enumerate(formats):
+    for row, (_name, _bits, sub, tiny, big, _eps) in enumerate(formats):
         y = 2 - row
         lo, mid, hi = np.log10(sub), np.log10(tiny), np.log10(big)
         ax2.barh(y, mid - lo, left=lo, height=0.55, color=s.SHADE, edgecolor=s.MUTED, lw=0.6)

@@ -24,7 +24,7 @@ def zero_memory(params_billion: float, gpus: int, k: int) -> Figure:
         ("fp16 grads 2Ψ", s.ORANGE),
         (f"optimizer state {k}Ψ", s.GREEN),
     ]
-    for i, (name, *sizes) in enumerate(rows):
+    for i, (_name, *sizes) in enumerate(rows):
         y = len(rows) - 1 - i
         left = 0.0
         for size, (_label, colour) in zip(sizes, parts, strict=True):
