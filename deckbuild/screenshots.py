@@ -19,20 +19,10 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from deckbuild.chromium import launch_chromium
 from deckbuild.preview import CardView
 
-CHROMIUM = os.environ.get("DECKBUILD_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 START = "<!-- screenshots:start (written by `python -m deckbuild.screenshots`) -->"
 END = "<!-- screenshots:end -->"
 
@@ -76,7 +66,10 @@ def take(site: Path, shots: Sequence[Shot], out: Path, width: int = 360, height:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+        try:
+            browser = launch_chromium(playwright)
+        except RuntimeError as exc:
+            raise SystemExit(str(exc)) from None
         try:
             page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=2)
             for shot in shots:
@@ -96,13 +89,6 @@ def take(site: Path, shots: Sequence[Shot], out: Path, width: int = 360, height:
         finally:
             browser.close()
     return written
-
-
-def launch_chromium(playwright: Any) -> Any:
-    """Debian's Chromium, headless and offline (Playwright never downloads a browser here)."""
-    if not os.path.exists(CHROMIUM):
-        raise SystemExit(f"Chromium not found at {CHROMIUM}: apt-get install chromium (or set DECKBUILD_CHROMIUM)")
-    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
 def readme_block(shots: Sequence[Shot], out: Path, readme: Path) -> str:

@@ -15,22 +15,14 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from deckbuild.chromium import launch_chromium
 
 
 @contextlib.contextmanager
 def launch_browser() -> Iterator[Browser]:
     """A headless chromium for the duration of the ``with`` block."""
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(p)
         try:
             yield browser
         finally:

@@ -137,8 +137,9 @@ class Tab:
 
 @pytest.fixture(scope="module")
 def tab() -> Iterator[Tab]:
-    from browser_launch import launch_chromium
     from playwright.sync_api import sync_playwright
+
+    from deckbuild.chromium import launch_chromium
 
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)

@@ -1,4 +1,7 @@
-"""Launch Debian's Chromium under Playwright, offline and quiet (no browser download ever)."""
+"""Launch Debian's Chromium under Playwright, offline and quiet (no browser download ever).
+
+One place for the flags: the screenshots command and the browser tests share it.
+"""
 
 from __future__ import annotations
 
