@@ -50,12 +50,12 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     if problems:
         return None, problems
     version = data["version"]
-    if not SEMVER.match(version):
+    if not SEMVER.fullmatch(version):
         problems.append(
             Problem(data.value_locs["version"], "E151", f"'version': expected MAJOR.MINOR.PATCH like 1.0.0; got '{version}'")
         )
     namespace = data["namespace"]
-    if not NAMESPACE.match(namespace):
+    if not NAMESPACE.fullmatch(namespace):
         problems.append(
             Problem(
                 data.value_locs["namespace"],

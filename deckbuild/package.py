@@ -9,9 +9,7 @@ the same inputs give the same bytes on any machine.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -96,22 +94,18 @@ def write_package(
     for model in models.values():
         deck.add_model(model)  # ship every note type, even one no note uses yet
     timestamp = max([*notetype_mods.values(), *(n.mod for n in notes), 1])
-    fd, db_path = tempfile.mkstemp(suffix=".anki2")
-    os.close(fd)
+    # In memory, not a temp file: a build writes nothing outside the project, even if killed.
+    conn = sqlite3.connect(":memory:")
     try:
-        conn = sqlite3.connect(db_path)
-        try:
-            cursor = conn.cursor()
-            import itertools
+        cursor = conn.cursor()
+        import itertools
 
-            id_gen = itertools.count(int(timestamp) * 1000)
-            genanki.Package(deck).write_to_db(cursor, timestamp, id_gen)
-            conn.commit()
-        finally:
-            conn.close()
-        db_bytes = Path(db_path).read_bytes()
+        id_gen = itertools.count(int(timestamp) * 1000)
+        genanki.Package(deck).write_to_db(cursor, timestamp, id_gen)
+        conn.commit()
+        db_bytes = conn.serialize()
     finally:
-        os.unlink(db_path)
+        conn.close()
     return _zip(db_bytes, sorted(media, key=lambda m: m.name))
 
 

@@ -41,6 +41,9 @@ CARD_KEYS: dict[str, str] = {
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
+# Longest text a field may hold.  Real answers are under 1,000 characters; Python-Markdown
+# is quadratic on some inputs (64 KB of `\\(` takes seconds), so a limit keeps builds fast.
+MAX_TEXT_CHARS = 20_000
 
 
 def card_files(root: Path) -> list[Path]:
@@ -58,8 +61,12 @@ def load_cards(root: Path) -> tuple[list[Card], list[Problem]]:
     files = card_files(root)
     if not files:
         problems.append(Problem(Location(CARDS_DIR), "E119", f"no card files: add {CARDS_DIR}/<topic>.yaml (see README)"))
+    inside = root.resolve()
     for path in files:
         display = path.relative_to(root).as_posix()
+        if not path.resolve().is_relative_to(inside):
+            problems.append(Problem(Location(display), "E112", "card file is a link to a file outside the project; copy it in"))
+            continue
         data, file_problems = load_yaml(path, display)
         problems.extend(file_problems)
         if data is None:
@@ -84,6 +91,15 @@ def _text(item: LocatedMap, key: str, problems: list[Problem]) -> str:
         return str(value)
     if not isinstance(value, str):
         problems.append(Problem(item.value_locs[key], "E106", f"'{key}': expected text; got {_kind(value)}"))
+        return ""
+    if len(value) > MAX_TEXT_CHARS:
+        problems.append(
+            Problem(
+                item.value_locs[key],
+                "E116",
+                f"'{key}' is {len(value):,} characters long; the limit is {MAX_TEXT_CHARS:,}: split it into several cards",
+            )
+        )
         return ""
     return value
 
@@ -119,7 +135,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     if card_id is None:
         problems.append(Problem(loc, "E105", "card has no 'id'; every card needs a unique, stable id"))
         return None
-    if not isinstance(card_id, str) or not CARD_ID_PATTERN.match(card_id):
+    if not isinstance(card_id, str) or not CARD_ID_PATTERN.fullmatch(card_id):
         problems.append(
             Problem(
                 item.value_locs["id"],
@@ -174,7 +190,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     elif "topics" in item and not topics:
         problems.append(Problem(item.value_locs["topics"], "E107", f"card '{card_id}': 'topics' must list at least one topic"))
     for topic in topics:
-        if not TOPIC_PATTERN.match(topic):
+        if not TOPIC_PATTERN.fullmatch(topic):
             problems.append(
                 Problem(
                     item.value_locs["topics"],
@@ -184,7 +200,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
             )
     tags = _word_list(item, "tags", problems)
     for tag in tags:
-        if not TAG_PATTERN.match(tag):
+        if not TAG_PATTERN.fullmatch(tag):
             problems.append(
                 Problem(
                     item.value_locs["tags"],

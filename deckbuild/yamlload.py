@@ -158,6 +158,9 @@ def _build_from_events(text: str, display: str, problems: list[Problem]) -> Any:
                     value = loader.construct_object(node, deep=True)
                 except yaml.constructor.ConstructorError as exc:
                     raise _Abort(Problem(where(event), "E106", f"cannot read value: {exc.problem}")) from None
+                except (ValueError, OverflowError, TypeError) as exc:
+                    # e.g. an integer of more than 4,300 digits, or a date like 2024-02-30
+                    raise _Abort(Problem(where(event), "E106", f"cannot read value: {exc}")) from None
                 attach(value, where(event))
             elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 if len(stack) >= MAX_DEPTH:
