@@ -52,7 +52,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     version = data["version"]
     if not SEMVER.fullmatch(version):
         problems.append(
-            Problem(data.value_locs["version"], "E151", f"'version': expected MAJOR.MINOR.PATCH like 1.0.0; got '{version}'")
+            Problem(data.value_locs["version"], "E151", f"'version': expected MAJOR.MINOR.PATCH like 1.0.0; got {version!r}")
         )
     namespace = data["namespace"]
     if not NAMESPACE.fullmatch(namespace):
@@ -60,7 +60,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
             Problem(
                 data.value_locs["namespace"],
                 "E152",
-                f"'namespace': expected lower-case letters, digits, '.', '_', '-'; got '{namespace}'",
+                f"'namespace': expected lower-case letters, digits, '.', '_', '-'; got {namespace!r}",
             )
         )
     output = data.get("output", "dist")
