@@ -100,7 +100,6 @@ def _text(item: LocatedMap, key: str, problems: list[Problem]) -> str:
                 f"'{key}' is {len(value):,} characters long; the limit is {MAX_TEXT_CHARS:,}: split it into several cards",
             )
         )
-        return ""
     return value
 
 
@@ -163,7 +162,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     }
     if kind == "qa":
         for key in ("question", "answer"):
-            if not fields[key].strip():
+            if not fields[key].strip() and isinstance(item.get(key), (str, type(None))):  # wrong type: E106
                 code = "E105" if key not in item else "E107"
                 problems.append(
                     Problem(item.value_locs.get(key, loc), code, f"card '{card_id}': '{key}' is required and must not be empty")
@@ -187,7 +186,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     topics = _word_list(item, "topics", problems)
     if kind == "qa" and not topics and "topics" not in item:
         problems.append(Problem(loc, "E105", f"card '{card_id}': missing required key 'topics' (at least one topic::subtopic)"))
-    elif "topics" in item and not topics:
+    elif "topics" in item and not topics and isinstance(item["topics"], (list, str)):
         problems.append(Problem(item.value_locs["topics"], "E107", f"card '{card_id}': 'topics' must list at least one topic"))
     for topic in topics:
         if not TOPIC_PATTERN.fullmatch(topic):
