@@ -21,7 +21,6 @@ import sys
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ import pytest
 import yaml
 from conftest import REPO, copy_project
 from corpus_gen import GENERATORS
+from htmlcheck import active_html
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES: dict[str, dict[str, Any]] = yaml.safe_load((CORPUS / "cases.yaml").read_text("utf-8"))
@@ -163,35 +163,6 @@ def _package_fields(run: Run, tmp: Path) -> dict[str, str]:
 
     card_id_index = list(QA.fields).index("CardId")  # both note types keep CardId at one index
     return {flds.split("\x1f")[card_id_index]: flds for (flds,) in rows}
-
-
-class _ActiveHtml(HTMLParser):
-    """Collects what in field HTML could run or load something: the card-HTML rule's test."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in {"script", "style", "iframe", "object", "embed", "link", "meta", "base", "form"}:
-            self.found.append(f"<{tag}>")
-        for name, value in attrs:
-            if name.startswith("on"):
-                self.found.append(f"{tag} {name}=")
-            if name in {"href", "src", "action"} and value is not None:
-                target = value.strip().lower()
-                allowed = ("http://", "https://", "mailto:") if name == "href" else ()
-                if name == "src" and tag == "img" and "://" not in target and ":" not in target:
-                    continue  # a packaged media file
-                if not target.startswith(allowed) or not allowed:
-                    self.found.append(f"{tag} {name}={value}")
-
-
-def active_html(field_html: str) -> list[str]:
-    parser = _ActiveHtml()
-    parser.feed(field_html)
-    parser.close()
-    return parser.found
 
 
 @pytest.mark.parametrize("name", _params())
