@@ -140,8 +140,8 @@ def _params() -> list[Any]:
 
 
 def _reported(stderr: str, code: str, location: str) -> bool:
-    """A line `location[:line[:col]]: CODE ...` (a location may stop at the file or line)."""
-    pattern = re.compile(rf"^{re.escape(location)}(:\d+)*: {code} ", re.MULTILINE)
+    """A line `[error: ]location[:line[:col]]: CODE ...` (a location may stop at the file or line)."""
+    pattern = re.compile(rf"^(error: )?{re.escape(location)}(:\d+)*: {code} ", re.MULTILINE)
     return bool(pattern.search(stderr))
 
 
@@ -186,7 +186,7 @@ def test_corpus_case(name: str, corpus_runs: dict[str, Run], tmp_path: Path) -> 
             if command == "check" and spec.get("error_on") == "build":
                 assert result.returncode == 0, result.stderr
                 continue
-            assert result.returncode == 1, (command, result.returncode, result.stderr)
+            assert result.returncode == spec.get("exit_status", 1), (command, result.returncode, result.stderr)
             for expected in spec["error"]:
                 assert _reported(result.stderr, expected["code"], expected["location"]), (command, expected, result.stderr)
         changed = sorted(k for k in run.before.keys() | run.after.keys() if run.before.get(k) != run.after.get(k))
@@ -199,8 +199,8 @@ def test_corpus_case(name: str, corpus_runs: dict[str, Run], tmp_path: Path) -> 
     assert changed <= allowed, f"unexpected files changed: {sorted(changed - allowed)}"
     fields = _package_fields(run, tmp_path)
     all_fields = "\n".join(fields.values())
-    if "note_count" in spec:
-        assert len(fields) == spec["note_count"]
+    if "generated_notes" in spec:  # the sample's own notes come on top (their number varies by branch)
+        assert sum(1 for card_id in fields if card_id.startswith("gen-")) == spec["generated_notes"]
     for card_id in spec.get("notes", []):
         assert any(card_id in flds for flds in fields.values()), card_id
     hostile = "\n".join(flds for flds in fields.values() if any(cid in flds for cid in spec.get("notes", [])))
