@@ -112,12 +112,15 @@ def test_markdown_html_is_inert(text: str, inline: bool) -> None:
     out = markdown_html(text, inline=inline)
     assert isinstance(out, str)
     assert "<script" not in out.lower()
-    assert "{{" not in out and "}}" not in out
+    # Outside math, braces are entities.  Inside \( \) and \[ \] LaTeX is kept as written
+    # (`\frac{a}{b_{c}}` needs its `}}`); a QA field is never parsed for templates or clozes.
+    outside_math = re.sub(r"\\\(.+?\\\)|\\\[.+?\\\]", "", out, flags=re.DOTALL)
+    assert "{{" not in outside_math and "}}" not in outside_math
     assert active_html(out) == []
 
 
 # Text without Markdown syntax but with every character that needs escaping.
-PLAIN_ALPHABET = st.sampled_from(list("abcXYZ019 \n<>&\"'{}/;?%$@^ä€😀"))
+PLAIN_ALPHABET = st.sampled_from(list("abcXYZ019 \n<>&\"'{}/;?%$^ä€😀"))  # no '@': <a@b> is a Markdown mail link
 
 
 @given(st.lists(PLAIN_ALPHABET, max_size=80).map("".join))
