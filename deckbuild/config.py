@@ -28,6 +28,8 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     display = CONFIG_FILE
     if not path.is_file():
         return None, [Problem(Location(display), "E150", f"no {CONFIG_FILE} in {root}; is this a deck project? (see README)")]
+    if not path.resolve().is_relative_to(root.resolve()):
+        return None, [Problem(Location(display), "E112", f"{CONFIG_FILE} is a link to a file outside the project; copy it in")]
     data, problems = load_yaml(path, display)
     if data is None and not problems:
         problems.append(

@@ -66,6 +66,13 @@ def symlink_card_file_out(project: Path, outside: Path) -> None:
     os.symlink(outside / "secret.yaml", project / "cards" / "linked.yaml")
 
 
+def symlink_deck_yaml_out(project: Path, outside: Path) -> None:
+    """deck.yaml is a link to a file outside the project."""
+    (outside / "deck.yaml").write_bytes((project / "deck.yaml").read_bytes())
+    (project / "deck.yaml").unlink()
+    os.symlink(outside / "deck.yaml", project / "deck.yaml")
+
+
 def symlink_output_out(project: Path, outside: Path) -> None:
     """dist/ is a link to a folder outside the project (the package would be written there)."""
     (project / "dist").rename(project / "dist-moved")
@@ -85,5 +92,6 @@ GENERATORS: dict[str, Callable[[Path, Path], None]] = {
     "symlink-media-out": symlink_media_out,
     "symlink-media-dir-out": symlink_media_dir_out,
     "symlink-card-file-out": symlink_card_file_out,
+    "symlink-deck-yaml-out": symlink_deck_yaml_out,
     "symlink-output-out": symlink_output_out,
 }
