@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.config import load_config
-from deckbuild.errors import Problem, ProjectInvalid, has_errors
+from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
 from deckbuild.media import CACHE_DIR, check_images
 from deckbuild.model import Card, MediaFile, Project, RenderedNote
 from deckbuild.record import Clock, Record
@@ -239,7 +239,7 @@ def _refuse_schema_change(state: _State) -> None:
 def _write(project: Project, state: _State, record: Record) -> BuildResult:
     from deckbuild import record as record_stage
     from deckbuild import versioning
-    from deckbuild.fsutil import atomic_write_bytes
+    from deckbuild.fsutil import atomic_write_bytes, remove_stale_temps
     from deckbuild.notetypes import NOTETYPES
     from deckbuild.package import write_package
     from deckbuild.render import markdown_html, plain
@@ -266,13 +266,31 @@ def _write(project: Project, state: _State, record: Record) -> BuildResult:
         notes=stamped,
         media=media,
     )
-    record_stage.save_record(project.root, new_record)
+    root = project.root
     out = output_path(project)
-    written = not (out.exists() and out.read_bytes() == data)
-    if written:
-        atomic_write_bytes(out, data)
+    _refuse_outside(root, out)
+    try:
+        for target in (root / record_stage.RECORD_FILE, out):
+            remove_stale_temps(target)
+        record_stage.save_record(root, new_record)
+        written = not (out.exists() and out.read_bytes() == data)
+        if written:
+            atomic_write_bytes(out, data)
+    except OSError as exc:
+        where = Path(exc.filename).name if exc.filename else out.name
+        raise LocatedError(
+            Location(config.output), "E161", f"cannot write {where}: {exc.strerror or exc}; check the folder is writable"
+        ) from None
     cards = sum(_card_count(card) for card in project.cards) + len(state.retired)
     return BuildResult(out, len(stamped), cards, len(media), changed, written)
+
+
+def _refuse_outside(root: Path, out: Path) -> None:
+    """deck.yaml keeps `output` inside the project; a symlinked folder must not lead out of it."""
+    if not out.parent.resolve().is_relative_to(root.resolve()):
+        raise LocatedError(
+            Location("deck.yaml"), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
+        )
 
 
 def _set_version(root: Path, version: str) -> None:

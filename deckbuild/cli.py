@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -53,6 +54,18 @@ def handles_errors(func: F) -> F:
         except KeyboardInterrupt:
             click.echo("interrupted; outputs left as they were", err=True)
             sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:  # a bug in deckbuild, never a user's mistake: those are DeckbuildErrors
+            if os.environ.get("DECKBUILD_DEBUG"):
+                raise
+            click.secho(
+                f"internal error: {type(exc).__name__}: {exc}; outputs left as they were.\n"
+                "This is a bug in deckbuild, please report it (DECKBUILD_DEBUG=1 shows the traceback).",
+                fg="red",
+                err=True,
+            )
+            sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
 

@@ -28,6 +28,8 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     display = CONFIG_FILE
     if not path.is_file():
         return None, [Problem(Location(display), "E150", f"no {CONFIG_FILE} in {root}; is this a deck project? (see README)")]
+    if not path.resolve().is_relative_to(root.resolve()):
+        return None, [Problem(Location(display), "E112", f"{CONFIG_FILE} is a link to a file outside the project; copy it in")]
     data, problems = load_yaml(path, display)
     if data is None and not problems:
         problems.append(
@@ -50,17 +52,17 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     if problems:
         return None, problems
     version = data["version"]
-    if not SEMVER.match(version):
+    if not SEMVER.fullmatch(version):
         problems.append(
-            Problem(data.value_locs["version"], "E151", f"'version': expected MAJOR.MINOR.PATCH like 1.0.0; got '{version}'")
+            Problem(data.value_locs["version"], "E151", f"'version': expected MAJOR.MINOR.PATCH like 1.0.0; got {version!r}")
         )
     namespace = data["namespace"]
-    if not NAMESPACE.match(namespace):
+    if not NAMESPACE.fullmatch(namespace):
         problems.append(
             Problem(
                 data.value_locs["namespace"],
                 "E152",
-                f"'namespace': expected lower-case letters, digits, '.', '_', '-'; got '{namespace}'",
+                f"'namespace': expected lower-case letters, digits, '.', '_', '-'; got {namespace!r}",
             )
         )
     output = data.get("output", "dist")

@@ -30,6 +30,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_stale_temps(path: Path) -> None:
+    """Delete temp files a killed build left beside `path` (call only under the project lock)."""
+    import glob
+
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+
+
 @contextlib.contextmanager
 def project_lock(root: Path) -> Iterator[None]:
     """Hold an exclusive lock on the project so two builds never interleave their writes."""

@@ -367,8 +367,16 @@ def _load_cards(cards_dir: Path) -> dict[Path, list[dict[str, Any]]]:
     """Every cards/*.yaml as a list of dicts; refuses files it could not rewrite faithfully."""
     files: dict[Path, list[dict[str, Any]]] = {}
     for path in sorted(cards_dir.glob("*.yaml")) if cards_dir.is_dir() else []:
+        # The compiler's safe loader first: it reports deep nesting, aliases, bad UTF-8 and
+        # duplicate keys as problems, where plain PyYAML would crash or silently lose data.
+        from deckbuild.yamlload import load_yaml
+
+        located, problems = load_yaml(path, path.name)
+        if problems:
+            first = problems[0]
+            raise CardsFileError(path, "E340", f"cannot be rewritten safely: {first.format()}")
         try:
-            data = _load_yaml(path.read_text(encoding="utf-8"))
+            data = _load_yaml(path.read_text(encoding="utf-8")) if located is not None else None
         except yaml.YAMLError as exc:
             raise CardsFileError(path, "E340", f"not valid YAML: {exc}") from exc
         if data is None:
@@ -667,13 +675,13 @@ def _link_new_cards(
 
 
 def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], None]) -> int:
-    """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 2 error)."""
+    """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 1 error)."""
     try:
         report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])
     except (SeedFormatError, CardsFileError) as exc:
         echo(f"error: {exc}")
         echo("nothing written to cards/")
-        return 2
+        return 1
     for warning in report.warnings:
         echo(f"warning: {warning}")
     for seed_report in report.seeds:

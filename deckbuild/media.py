@@ -40,10 +40,10 @@ def check_images(root: Path, cards: Sequence[Card]) -> tuple[dict[str, MediaFile
         full = root / MEDIA_DIR / path
         try:
             resolved = full.resolve(strict=True)
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in the name
             problems.append(Problem(where, "E111", f"card '{card.id}': image '{rel}' not found in {MEDIA_DIR}/"))
             continue
-        if not resolved.is_relative_to(media_root):
+        if not resolved.is_relative_to(media_root) or not media_root.is_relative_to(root.resolve()):
             problems.append(Problem(where, "E112", f"card '{card.id}': image '{rel}' is a link to a file outside {MEDIA_DIR}/"))
             continue
         if not resolved.is_file():

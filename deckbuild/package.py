@@ -9,9 +9,7 @@ the same inputs give the same bytes on any machine.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -101,47 +99,39 @@ def write_package(
     notes: Sequence[StampedNote],
     media: Sequence[MediaFile],
 ) -> bytes:
-    """Build the .apkg in memory-backed temp files and return its bytes (the caller writes)."""
+    """Build the .apkg in memory and return its bytes (the caller writes them atomically)."""
     models = {key: _model(nt, namespace, notetype_mods[key]) for key, nt in notetypes.items()}
     deck_id = ids.deck_id(namespace, deck_name)
     deck = genanki.Deck(deck_id, deck_name, description=deck_description)
     for model in models.values():
         deck.add_model(model)  # ship every note type, even one no note uses yet
     timestamp = max([*notetype_mods.values(), *(n.mod for n in notes), 1])
-    fd, db_path = tempfile.mkstemp(suffix=".anki2")
-    os.close(fd)
+    # In memory, not a temp file: a build writes nothing outside the project, even if killed.
+    conn = sqlite3.connect(":memory:")
     try:
-        conn = sqlite3.connect(db_path)
-        try:
-            cursor = conn.cursor()
-            import itertools
+        cursor = conn.cursor()
+        import itertools
 
-            id_gen = itertools.count(int(timestamp) * 1000)
-            # genanki writes the schema, the collection, the deck and the note types ...
-            genanki.Package(deck).write_to_db(cursor, timestamp, id_gen)
-            # ... and we add the notes and cards it would write, in bulk (see _note_rows).
-            card_rows: list[tuple[Any, ...]] = []
-            cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_id, id_gen, card_rows))
-            cursor.executemany(_CARD_SQL, card_rows)
-            conn.commit()
-        finally:
-            conn.close()
-        return _zip(Path(db_path), sorted(media, key=lambda m: m.name))
+        id_gen = itertools.count(int(timestamp) * 1000)
+        # genanki writes the schema, the collection, the deck and the note types ...
+        genanki.Package(deck).write_to_db(cursor, timestamp, id_gen)
+        # ... and we add the notes and cards it would write, in bulk (see _note_rows).
+        card_rows: list[tuple[Any, ...]] = []
+        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_id, id_gen, card_rows))
+        cursor.executemany(_CARD_SQL, card_rows)
+        conn.commit()
+        db_bytes = conn.serialize()
     finally:
-        os.unlink(db_path)
+        conn.close()
+    return _zip(db_bytes, sorted(media, key=lambda m: m.name))
 
 
-def _zip(db_path: Path, media: Sequence[MediaFile]) -> bytes:
+def _zip(db_bytes: bytes, media: Sequence[MediaFile]) -> bytes:
     import io
-    import shutil
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        # Streamed from the file: a large collection is never held in memory uncompressed.
-        info = _info("collection.anki2")
-        info.file_size = db_path.stat().st_size  # as writestr would set it: the same header bytes
-        with open(db_path, "rb") as src, zf.open(info, "w") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
+        _add(zf, "collection.anki2", db_bytes)
         _add(zf, "media", json.dumps({str(i): m.name for i, m in enumerate(media)}).encode())
         for index, item in enumerate(media):
             _add(zf, str(index), item.path.read_bytes())

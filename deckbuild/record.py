@@ -65,7 +65,7 @@ def load_record(root: Path) -> Record:
         notes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notes", {}).items()}
         notetypes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notetypes", {}).items()}
         extra = {k: v for k, v in data.items() if k not in {"format", "notes", "notetypes"}}
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+    except (OSError, RecursionError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise LocatedError(
             Location(RECORD_FILE),
             "E160",

@@ -13,13 +13,17 @@ import hashlib
 import html
 import re
 import xml.etree.ElementTree as etree
+from collections.abc import Callable
 from typing import Any
 
 import markdown
 from markdown.treeprocessors import Treeprocessor
 
 MATH_SPAN = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
-_PLACEHOLDER = "\u2063DBMATH{}\u2063"
+_MARK = "\u2063"  # INVISIBLE SEPARATOR: brackets our placeholders; dropped from card text
+_PLACEHOLDER = _MARK + "DBMATH{}" + _MARK
+_AMP = _MARK + "DBAMP" + _MARK
+_MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"))
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 
 
@@ -100,15 +104,49 @@ def _render(text: str, inline: bool) -> str:
         spans.append(match.group(0))
         return _PLACEHOLDER.format(len(spans) - 1)
 
-    protected = MATH_SPAN.sub(protect, text.strip())
+    # Markdown keeps `&lt;`-style entities as entities; an `&` typed on a card must show
+    # literally, so every `&` is hidden from Markdown and written back as `&amp;`.
+    protected = _protect_math(text.strip().replace(_MARK, ""), protect).replace("&", _AMP)
     _md.reset()
     out = _md.convert(protected)
     if inline and out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
         out = out[3:-4]
-    out = escape_braces(out)
+    out = escape_braces(out).replace(_AMP, "&amp;")
     for index, span in enumerate(spans):
         out = out.replace(_PLACEHOLDER.format(index), html.escape(span, quote=False))
     return out
+
+
+def _protect_math(text: str, protect: Callable[[re.Match[str]], str]) -> str:
+    """MATH_SPAN.sub(protect, text) in linear time.
+
+    The regex alone is quadratic on many unclosed `\\(` (every opener scans to the end of
+    the text): a 64 KB field took 19 s.  An opener whose closer is missing means every
+    later opener of that kind is unclosed too, so that kind is dropped from the search.
+    """
+    parts: list[str] = []
+    pos = 0
+    live = list(_MATH_DELIMITERS)
+    while live:
+        starts = [(text.find(opener, pos), opener, closer) for opener, closer in live]
+        found = [item for item in starts if item[0] >= 0]
+        if not found:
+            break
+        start, opener, closer = min(found)
+        end = text.find(closer, start + len(opener) + 1)  # at least one character of math
+        if end < 0:
+            live.remove((opener, closer))
+            continue
+        end += len(closer)
+        match = MATH_SPAN.fullmatch(text, start, end)
+        if match is None:  # cannot happen: the span is an opener, text, a closer
+            live.remove((opener, closer))
+            continue
+        parts.append(text[pos:start])
+        parts.append(protect(match))
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def escape_braces(html_text: str) -> str:

@@ -44,6 +44,9 @@ CARD_KEYS: dict[str, str] = {
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
+# Longest text a field may hold.  Real answers are under 1,000 characters; Python-Markdown
+# is quadratic on some inputs (64 KB of `\\(` takes seconds), so a limit keeps builds fast.
+MAX_TEXT_CHARS = 20_000
 
 
 def card_files(root: Path) -> list[Path]:
@@ -65,8 +68,12 @@ def load_cards(root: Path, cache: BuildCache | None = None) -> tuple[list[Card],
     files = card_files(root)
     if not files:
         problems.append(Problem(Location(CARDS_DIR), "E119", f"no card files: add {CARDS_DIR}/<topic>.yaml (see README)"))
+    inside = root.resolve()
     for path in files:
         display = path.relative_to(root).as_posix()
+        if not path.resolve().is_relative_to(inside):
+            problems.append(Problem(Location(display), "E112", "card file is a link to a file outside the project; copy it in"))
+            continue
         raw = _cacheable_bytes(path) if cache is not None else None
         key = cache.file_key(display, raw) if cache is not None and raw is not None else None
         hit = cache.parsed(key) if cache is not None and key is not None else None
@@ -125,6 +132,14 @@ def _text(item: LocatedMap, key: str, problems: list[Problem]) -> str:
     if not isinstance(value, str):
         problems.append(Problem(item.value_locs[key], "E106", f"'{key}': expected text; got {_kind(value)}"))
         return ""
+    if len(value) > MAX_TEXT_CHARS:
+        problems.append(
+            Problem(
+                item.value_locs[key],
+                "E116",
+                f"'{key}' is {len(value):,} characters long; the limit is {MAX_TEXT_CHARS:,}: split it into several cards",
+            )
+        )
     return value
 
 
@@ -159,7 +174,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     if card_id is None:
         problems.append(Problem(loc, "E105", "card has no 'id'; every card needs a unique, stable id"))
         return None
-    if not isinstance(card_id, str) or not CARD_ID_PATTERN.match(card_id):
+    if not isinstance(card_id, str) or not CARD_ID_PATTERN.fullmatch(card_id):
         problems.append(
             Problem(
                 item.value_locs["id"],
@@ -187,7 +202,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     }
     if kind == "qa":
         for key in ("question", "answer"):
-            if not fields[key].strip():
+            if not fields[key].strip() and isinstance(item.get(key), (str, type(None))):  # wrong type: E106
                 code = "E105" if key not in item else "E107"
                 problems.append(
                     Problem(item.value_locs.get(key, loc), code, f"card '{card_id}': '{key}' is required and must not be empty")
@@ -211,10 +226,10 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     topics = _word_list(item, "topics", problems)
     if kind == "qa" and not topics and "topics" not in item:
         problems.append(Problem(loc, "E105", f"card '{card_id}': missing required key 'topics' (at least one topic::subtopic)"))
-    elif "topics" in item and not topics:
+    elif "topics" in item and not topics and isinstance(item["topics"], (list, str)):
         problems.append(Problem(item.value_locs["topics"], "E107", f"card '{card_id}': 'topics' must list at least one topic"))
     for topic in topics:
-        if not TOPIC_PATTERN.match(topic):
+        if not TOPIC_PATTERN.fullmatch(topic):
             problems.append(
                 Problem(
                     item.value_locs["topics"],
@@ -224,7 +239,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
             )
     tags = _word_list(item, "tags", problems)
     for tag in tags:
-        if not TAG_PATTERN.match(tag):
+        if not TAG_PATTERN.fullmatch(tag):
             problems.append(
                 Problem(
                     item.value_locs["tags"],

@@ -36,8 +36,16 @@ _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy"
 _code: str | None = None
 
 
+def _where(path: Path) -> str:
+    """Where a path really leads: a file swapped for a link (even to equal bytes) must rebuild,
+    so the build's checks on links out of the project run again."""
+    real = os.path.realpath(path)
+    return "link:" + real if os.path.islink(path) or real != os.path.abspath(path) else ""
+
+
 def _hash_file(path: Path) -> str:
     digest = hashlib.blake2b(digest_size=16)
+    digest.update(_where(path).encode())
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)

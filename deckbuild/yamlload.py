@@ -19,6 +19,7 @@ from deckbuild.errors import Location, Problem
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 50
 MAX_FILE_BYTES = 20 * 1024 * 1024
+_PLAIN_COLLECTION_TAGS = (None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map")
 
 
 class LocatedMap(dict[str, Any]):
@@ -86,6 +87,18 @@ def parse_yaml(text: str, display: str) -> tuple[Any, list[Problem]]:
         value = _build_from_events(text, display, problems)
     except _Abort as abort:
         return None, [abort.problem]
+    except yaml.reader.ReaderError as exc:
+        # a control character (NUL, BEL, ...): locate it instead of quoting PyYAML's offset
+        line = text.count("\n", 0, exc.position) + 1
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        return None, [
+            Problem(
+                Location(display, line, col),
+                "E100",
+                f"YAML syntax error: control character U+{ord(char):04X} is not allowed; remove it",
+            )
+        ]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(display, mark.line + 1, mark.column + 1) if mark else Location(display)
@@ -163,8 +176,14 @@ def _build_from_events(text: str, display: str, problems: list[Problem]) -> Any:
                     value = loader.construct_object(node, deep=True)
                 except yaml.constructor.ConstructorError as exc:
                     raise _Abort(Problem(where(event), "E106", f"cannot read value: {exc.problem}")) from None
+                except (ValueError, OverflowError, TypeError) as exc:
+                    # e.g. an integer of more than 4,300 digits, or a date like 2024-02-30
+                    raise _Abort(Problem(where(event), "E106", f"cannot read value: {exc}")) from None
                 attach(value, where(event))
             elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if event.tag not in _PLAIN_COLLECTION_TAGS:
+                    # `!!python/object/apply:...`, `!!set`, `!!omap`: never constructed, always refused
+                    raise _Abort(Problem(where(event), "E106", f"YAML tag '{event.tag}' is not supported; remove it"))
                 if len(stack) >= MAX_DEPTH:
                     raise _Abort(Problem(where(event), "E115", f"YAML nested too deeply (limit {MAX_DEPTH} levels)"))
                 container: Any

@@ -83,3 +83,13 @@ def shipped_collection(shipped_project: Path, tmp_path_factory: pytest.TempPathF
         yield col
     finally:
         col.close()
+
+
+# Hypothesis: 200 examples per fuzz target in CI; HYPOTHESIS_PROFILE=long runs 10,000.
+import os as _os  # noqa: E402
+
+from hypothesis import settings as _hsettings  # noqa: E402
+
+_hsettings.register_profile("ci", max_examples=200, deadline=None)
+_hsettings.register_profile("long", max_examples=10_000, deadline=None)
+_hsettings.load_profile(_os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -370,7 +370,7 @@ def test_bad_seed_leaves_cards_untouched(project: Path, content: str, code: str)
     assert info.value.code == code
     assert _snapshot(project) == before
     lines: list[str] = []
-    assert run_import(project, [bad], lines.append) == 2
+    assert run_import(project, [bad], lines.append) == 1
     assert code in lines[0] and str(bad) in lines[0]
     assert _snapshot(project) == before
 
@@ -380,7 +380,7 @@ def test_truncated_bank_leaves_cards_untouched(project: Path) -> None:
     bank.write_text("\n".join(bank.read_text(encoding="utf-8").split("\n")[:299]), encoding="utf-8")
     before = _snapshot(project)
     lines: list[str] = []
-    assert run_import(project, _seeds(project), lines.append) == 2
+    assert run_import(project, _seeds(project), lines.append) == 1
     assert "E328" in lines[0] and f"{bank}:" in lines[0]
     assert _snapshot(project) == before
 

@@ -1,0 +1,86 @@
+"""Small regression tests for the hardening fixes that the corpus does not show by itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from deckbuild.cli import main
+from deckbuild.render import markdown_html
+from deckbuild.yamlload import parse_yaml
+
+
+def test_internal_error_is_one_line_and_exit_2(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug (not a user's mistake) gives 'internal error ... please report', never a traceback."""
+    import deckbuild.build
+
+    def broken(_root: Path) -> list[object]:
+        raise RuntimeError("boom")
+
+    monkeypatch.delenv("DECKBUILD_DEBUG", raising=False)
+    monkeypatch.setattr(deckbuild.build, "check", broken)
+    result = CliRunner().invoke(main, ["check", "-C", str(sample)])
+    assert result.exit_code == 2
+    assert "internal error: RuntimeError: boom" in result.stderr and "please report" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_unwritable_output_is_e161_and_keeps_the_record(sample: Path) -> None:
+    (sample / "deck.yaml").write_text((sample / "deck.yaml").read_text().replace("output: dist", "output: deck.yaml"))
+    result = CliRunner().invoke(main, ["build", "-C", str(sample)])
+    assert result.exit_code == 1
+    assert "deck.yaml: E161 cannot write" in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_stale_temp_files_of_a_killed_build_are_removed(sample: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", "-C", str(sample)]).exit_code == 0
+    stale = [sample / ".deckbuild.lock.abc123.tmp", sample / "dist" / ".deckbuild-sample-1.0.0.apkg.xyz.tmp"]
+    for path in stale:
+        path.write_bytes(b"half")
+    # A killed build has already forgotten the up-to-date state, so the next build is real.
+    (sample / ".deckbuild-cache" / "build-state.json").unlink()
+    assert runner.invoke(main, ["build", "-C", str(sample)]).exit_code == 0
+    assert not any(path.exists() for path in stale)
+
+
+def test_many_unclosed_math_openers_render_in_linear_time() -> None:
+    """The math-span regex alone took 19 s on 64 KB of `\\(`; the scanner is linear.
+
+    No timing assertion (the suite has none): a quadratic regression shows as a stall here.
+    """
+    text = "\\[ x " + "\\( " * 5000
+    # Unclosed openers are not math: Markdown treats each backslash as an escape.
+    assert markdown_html(text).startswith("<p>[ x ( ( (")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("&lt;b&gt;", "&amp;lt;b&amp;gt;"), ("R&D", "R&amp;D"), ("\\( a & b \\)", "\\( a &amp; b \\)"), ("x\u2063y", "xy")],
+)
+def test_ampersands_show_literally(text: str, shown: str) -> None:
+    assert markdown_html(text, inline=True) == shown
+
+
+def test_math_spans_match_the_regex_semantics() -> None:
+    assert markdown_html("\\(a\\) and \\[b\\] and \\(", inline=True) == "\\(a\\) and \\[b\\] and ("
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("a: " + "9" * 5000, "E106"),
+        ("a: 2024-02-30", "E106"),
+        ("a: !!python/object/apply:os.system [ls]", "E106"),
+        ("a: !!set {x}", "E106"),
+        ("a: b\x00", "E100"),
+    ],
+)
+def test_unrepresentable_yaml_is_a_located_problem(text: str, code: str) -> None:
+    value, problems = parse_yaml(text, "x.yaml")
+    assert value is None
+    assert [p.code for p in problems] == [code]
+    assert problems[0].location.line == 1
