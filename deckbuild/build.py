@@ -152,7 +152,7 @@ def release(
         if previous is not None:
             retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current})
         notes = {**current, **retired}
-        snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(m.name for m, _i in state.figures.values())), notes)
+        snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), notes)
         release_info = {"version": version, "time": now, "summary": changes.summary()}
         # Write: snapshot, deck.yaml's version, changelog, then record and package (via _write).
         atomic_write_bytes(versioning.snapshot_path(root, version), snapshot.to_bytes())

@@ -49,7 +49,16 @@ def load(spec: str, root: Path) -> Published:
     for n in snap.notes.values():
         names = NOTETYPES[n.notetype].fields if n.notetype in NOTETYPES else tuple(f"field{i}" for i in range(len(n.fields)))
         notes[n.guid] = DeckNote(n.card_id, n.front, n.fields, tuple(names), n.tags)
-    schemas = {k: (tuple(v["fields"]), tuple(v["templates"])) for k, v in snap.schemas.items()}
+    # Name note types as the package does, so a release and an .apkg compare like for like.
+    from deckbuild.config import load_config
+
+    config, _problems = load_config(root)
+    namespace = config.namespace if config else ""
+
+    def name(key: str) -> str:
+        return NOTETYPES[key].name(namespace) if key in NOTETYPES and namespace else key
+
+    schemas = {name(k): (tuple(v["fields"]), tuple(v["templates"])) for k, v in snap.schemas.items()}
     return Published(f"release {snap.version}", notes, schemas, frozenset(snap.media))
 
 

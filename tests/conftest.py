@@ -48,7 +48,7 @@ def collection(tmp_path: Path) -> Iterator[object]:
         col.close()
 
 
-SHIPPED_FILES = ("deck.yaml", "cards", "media", "deckbuild.lock")
+SHIPPED_FILES = ("deck.yaml", "cards", "media", "deckbuild.lock", "releases", "CHANGELOG.md")
 
 
 @pytest.fixture(scope="session")
