@@ -37,7 +37,6 @@ class _SafeLinks(Treeprocessor):
                     href = child.get("href", "").strip()
                     if not href.lower().startswith(_SAFE_SCHEMES):
                         child.attrib.pop("href", None)
-                    child.attrib.pop("title", None) if child.get("title") is None else None
                 elif child.tag == "img":
                     child.tag = "span"
                     alt = child.get("alt", "")

@@ -54,7 +54,6 @@ def _check_references(card: Card, by_id: dict[str, Card]) -> list[Problem]:
                     )
                 )
     if card.kind != "qa":
-        parent = by_id.get(card.of)
         if not card.of and not card.difficulty:
             problems.append(
                 Problem(card.location, "E105", f"card '{card.id}': give 'of' (the question it comes from) or 'difficulty'")
@@ -63,7 +62,6 @@ def _check_references(card: Card, by_id: dict[str, Card]) -> list[Problem]:
             problems.append(
                 Problem(card.location, "E105", f"card '{card.id}': give 'of' (the question it comes from) or 'topics'")
             )
-        del parent
     return problems
 
 
