@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from deckbuild.cache import BuildCache
     from deckbuild.versioning import Changes, Snapshot
 from deckbuild.sources import load_cards
-from deckbuild.validate import validate_cards, validate_math_and_cloze
+from deckbuild.validate import validate_cards
 
 Progress = Callable[[int, int, str], None]
 
@@ -48,12 +48,12 @@ def load_project(root: Path, cache: BuildCache | None = None) -> tuple[Project |
     """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written but the cache."""
     # Stage 1: the deck's configuration.
     config, problems = load_config(root)
-    # Stage 2: every card file, each card checked on its own (unchanged files from the cache).
+    # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
+    # (unchanged files come from the cache).
     cards, card_problems = load_cards(root, cache)
     problems += card_problems
     # Stage 3: checks across the deck (ids, references, text rules) and per-kind rules.
     problems += validate_cards(cards)
-    problems += validate_math_and_cloze(cards)
     problems += _check_diagrams(cards)
     _images, image_problems = check_images(root, cards)
     problems += image_problems

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from deckbuild import ids
 from deckbuild.model import Card, MediaFile, RenderedNote
 from deckbuild.notetypes import CLOZE, QA
-from deckbuild.render import figure_html, markdown_html, plain, related_html
+from deckbuild.render import figure_html, markdown_html, memoized, plain, related_html
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."
@@ -88,9 +88,9 @@ def render_notes(
             from deckbuild import cloze
 
             if card.kind == "formula":
-                text = cloze.to_anki_formula(card.formula)
+                text = memoized("formula", card.formula, cloze.to_anki_formula)
             else:
-                text = cloze.render_fact(card.fact, markdown_html)
+                text = memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, markdown_html))
             parent = by_id.get(card.of)
             if parent is not None and not card.related:
                 common["Related"] = related_html([(parent.id, parent.question)], "From the question")

@@ -93,6 +93,17 @@ def markdown_html(text: str, *, inline: bool = False) -> str:
     return out
 
 
+def memoized(kind: str, text: str, render: Callable[[str], str]) -> str:
+    """Another pure text -> HTML function (cloze formulas, facts) through the same memo,
+    so its output is carried over between builds like Markdown's."""
+    key = hashlib.blake2b(b"\2" + kind.encode() + b"\0" + text.encode(), digest_size=16).digest()
+    _memo_used.add(key)
+    out = _memo.get(key)
+    if out is None:
+        out = _memo[key] = _memo_fresh[key] = render(text)
+    return out
+
+
 def _render(text: str, inline: bool) -> str:
     global _md
     if _md is None:

@@ -120,6 +120,11 @@ def _load_file(path: Path, display: str, raw: bytes | None) -> tuple[list[Card],
         card = _card_from(item, loc, problems)
         if card is not None:
             cards.append(card)
+    # LaTeX and cloze rules concern one card at a time, so they run here, where the
+    # per-file cache keeps their result: an edit re-checks only its own file.
+    from deckbuild.validate import validate_math_and_cloze
+
+    problems.extend(validate_math_and_cloze(cards))
     return cards, problems
 
 

@@ -151,7 +151,11 @@ def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -
         "read_bytes",
         lambda self: real_read(self) + (b"#" if self.name == "_style.py" else b""),
     )
-    assert cache_key("warmup-cosine", {}) != base
+    diagrams._module_source.cache_clear()  # sources are read once per process
+    try:
+        assert cache_key("warmup-cosine", {}) != base
+    finally:
+        diagrams._module_source.cache_clear()
 
 
 def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
