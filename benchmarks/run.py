@@ -305,7 +305,9 @@ def main() -> None:
         if (shipped / "cards").is_dir() and any((shipped / "cards").glob("*.y*ml")):
             copy = work / "shipped"
             shutil.copytree(shipped, copy, ignore=shutil.ignore_patterns("dist", ".deckbuild-cache", ".git", "*.apkg"))
-            for extra in [p for p in copy.iterdir() if p.name not in {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}]:
+            for extra in [
+                p for p in copy.iterdir() if p.name not in {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}
+            ]:
                 shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
             try:
                 rows.append(measure("shipped deck", copy, work))
