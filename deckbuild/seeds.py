@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from deckbuild.errors import DeckbuildError, Location, Problem
 
@@ -124,7 +125,7 @@ def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[Se
     assert header
     claimed = int(header.group(1))
     questions: list[SeedQuestion] = []
-    current: dict | None = None
+    current: dict[str, Any] | None = None
     state = "expect-question"  # after the header or after a question's bullets
 
     def close() -> None:
@@ -149,6 +150,7 @@ def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[Se
         first = _TD_FIRST.match(line)
         bullet = _TD_BULLET.match(line)
         if state == "expect-difficulty":
+            assert current is not None  # a question line set it and moved to this state
             if not first:
                 raise SeedFormatError(
                     path,
@@ -175,6 +177,7 @@ def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[Se
                     "E313",
                     f"bullet before any question: found {line[:60]!r}",
                 )
+            assert current is not None  # "in-bullets" is reached only with a current question
             current["bullets"].append(normalize_ws(bullet.group(1)))
         else:
             close()
@@ -186,6 +189,7 @@ def _parse_training_dynamics(path: Path, lines: list[str], slug: str) -> list[Se
             }
             state = "expect-difficulty"
     if state == "expect-difficulty":
+        assert current is not None  # a question line set it and moved to this state
         raise SeedFormatError(
             path,
             len(lines),
@@ -220,7 +224,7 @@ def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQu
     trailer = f"{title} Documentation and Further Reading"
 
     listed: list[tuple[str, str]] = []  # (question, level)
-    answered: list[dict] = []
+    answered: list[dict[str, Any]] = []
     state = "preamble"
     level_index = -1  # position in LEVELS of the current section
     after_description = "list"  # the state a heading's one description line leads to
