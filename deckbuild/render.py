@@ -27,7 +27,7 @@ _MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"))
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 
 
-class _SafeLinks(Treeprocessor):
+class _SafeLinks(Treeprocessor):  # type: ignore[misc]
     """Drop link targets that could run script, and images (figures go through `image:`)."""
 
     def run(self, root: etree.Element) -> None:
