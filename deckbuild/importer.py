@@ -258,7 +258,7 @@ def answer_sha(seed_q: SeedQuestion) -> str:
 # --- YAML ------------------------------------------------------------------------------
 
 
-class _CardDumper(yaml.SafeDumper):
+class _CardDumper(yaml.SafeDumper):  # type: ignore[misc]
     """Deterministic, readable YAML: block scalars for multi-line text, indented lists."""
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
@@ -419,10 +419,10 @@ def _match(questions: list[SeedQuestion], candidates: list[_Slot]) -> tuple[dict
     for slot in free:
         by_text.setdefault(_norm_key(str(slot.card["origin"].get("question", ""))), slot)
     for index, seed_q in enumerate(questions):
-        slot = by_text.get(_norm_key(seed_q.question))
-        if slot is not None and slot in free:
-            matched[index] = slot
-            free.remove(slot)
+        hit = by_text.get(_norm_key(seed_q.question))
+        if hit is not None and hit in free:
+            matched[index] = hit
+            free.remove(hit)
     pairs: list[tuple[float, int, int]] = []
     for index, seed_q in enumerate(questions):
         if index in matched:
