@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from deckbuild.errors import Location, Problem
 from deckbuild.model import Card
@@ -88,7 +88,9 @@ def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
 
     problems: list[Problem] = []
     for card in cards:
-        checks = [(key, cloze.math_problems) for key in MATH_KEYS if getattr(card, key)]
+        checks: list[tuple[str, Callable[[str], list[cloze.Problem]]]] = [
+            (key, cloze.math_problems) for key in MATH_KEYS if getattr(card, key)
+        ]
         if card.kind == "formula":
             checks.append(("formula", cloze.validate_formula))
         elif card.kind == "fact":
