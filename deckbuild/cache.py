@@ -252,4 +252,5 @@ def _card(data: list[Any]) -> Card:
     for name, value in zip(_CARD_FIELDS, data, strict=True):
         decode = _DECODE.get(name)
         values[name] = decode(value) if decode is not None else (_tuples(value) if isinstance(value, list) else value)
-    return _restore(Card, values)
+    card: Card = _restore(Card, values)
+    return card
