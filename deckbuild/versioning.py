@@ -41,7 +41,7 @@ class PublishedNote:
     retired: bool = False
 
     def to_json(self) -> str:
-        data = {
+        data: dict[str, Any] = {
             "id": self.card_id,
             "guid": self.guid,
             "notetype": self.notetype,
