@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import matplotlib
 
@@ -23,6 +23,8 @@ matplotlib.use("Agg")
 
 import matplotlib.style
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
+from matplotlib.rcsetup import cycler
 
 if TYPE_CHECKING:
     from . import DiagramInfo
@@ -73,7 +75,7 @@ STYLE: dict[str, Any] = {
     "grid.linewidth": 0.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.prop_cycle": cycler(color=PALETTE),
     "lines.linewidth": 1.8,
     "path.simplify": False,
     "svg.hashsalt": "deckbuild",
@@ -88,9 +90,15 @@ ILLUSTRATIVE_LABEL = "illustrative values"
 _LABEL_STRIP_IN = 0.2
 
 
-def figure(height: float, *, layout: str = "constrained") -> Figure:
+def figure(
+    height: float,
+    *,
+    layout: Literal["constrained", "compressed", "tight", "none"] = "constrained",
+) -> Figure:
     """A new 720-px-wide figure (no pyplot: no global state between renders)."""
-    return Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout=layout)
+    # matplotlib documents and accepts layout="none" (no layout engine); its Figure stub
+    # leaves that value out (set_layout_engine's stub has it).
+    return Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout=layout)  # type: ignore[arg-type]
 
 
 def note(fig: Figure, text: str, *, y: float = 0.005, ha: str = "left") -> None:
@@ -103,7 +111,7 @@ def reserve_bottom(fig: Figure, inches: float) -> None:
     """Keep a strip at the bottom free of axes so a caption does not collide."""
     engine = fig.get_layout_engine()
     frac = inches / fig.get_figheight()
-    if engine is not None and hasattr(engine, "set") and "rect" in engine.get():
+    if isinstance(engine, (ConstrainedLayoutEngine, TightLayoutEngine)) and "rect" in engine.get():
         frac = max(frac, engine.get()["rect"][1])  # never shrink a bigger reserved strip
         engine.set(rect=(0, frac, 1, 1 - frac))
     else:
@@ -115,11 +123,12 @@ def _check_text_sizes(fig: Figure, name: str) -> None:
     from matplotlib.text import Text
 
     for text in fig.findobj(Text):
-        if text.get_visible() and text.get_text().strip() and text.get_fontsize() < MIN_PT:
-            raise ValueError(
-                f"diagram {name!r}: text {text.get_text()!r} is {text.get_fontsize()} pt, "
-                f"below the {MIN_PT} pt minimum for phones"
-            )
+        if not (text.get_visible() and text.get_text().strip()):
+            continue
+        size = text.get_fontsize()
+        assert not isinstance(size, str)  # Text keeps its size in points, as a float
+        if size < MIN_PT:
+            raise ValueError(f"diagram {name!r}: text {text.get_text()!r} is {size} pt, below the {MIN_PT} pt minimum for phones")
 
 
 def render(info: DiagramInfo, params: dict[str, Any]) -> bytes:
