@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from . import _style as s
+
+if TYPE_CHECKING:
+    from mpl_toolkits.mplot3d.axes3d import Axes3D
 
 
 def activations() -> Figure:
@@ -79,7 +85,7 @@ def vanishing_exploding(layers: int) -> Figure:
 
 def _cells(
     ax: Axes,
-    xs: list[float],
+    xs: Sequence[float],
     y: float,
     labels: list[str],
     fills: list[str],
@@ -168,9 +174,9 @@ def _rf_case(ax: Axes, layers: list[tuple[int, int]], title: str) -> int:
             k, st = layers[level - 1]
             for i in reach[level]:
                 for tap in range(k):
-                    below = i * st + tap
+                    source = i * st + tap
                     ax.plot(
-                        [xs[i], centres[level - 1][below]],
+                        [xs[i], centres[level - 1][source]],
                         [y - 0.4, y - 1.2],
                         color=s.ORANGE,
                         lw=1.0,
@@ -243,7 +249,7 @@ def grouped_conv() -> Figure:
     return fig
 
 
-def _cube(ax: Axes, shade: np.ndarray, labels: tuple[str, str, str], title: str) -> None:
+def _cube(ax: Axes3D, shade: np.ndarray, labels: tuple[str, str, str], title: str) -> None:
     """A voxel block N x C x HW with the elements sharing one mean/variance shaded."""
     colours = np.empty(shade.shape, dtype=object)
     colours[:] = "#f4f4f4"
@@ -287,7 +293,7 @@ def norm_axes() -> Figure:
     tok[0, 0, :] = True
     specs.append((tok, ("B", "T", "hidden"), "Transformer LN:\nper token"))
     for i, (mask, labels, title) in enumerate(specs):
-        ax = fig.add_subplot(2, 2, i + 1, projection="3d")
+        ax = cast("Axes3D", fig.add_subplot(2, 2, i + 1, projection="3d"))
         _cube(ax, mask, labels, title)
     fig.subplots_adjust(left=0.0, right=0.95, bottom=0.02, top=0.84, wspace=0.12, hspace=0.3)
     fig.suptitle("Blue: share one mean and variance", fontsize=9, y=0.995)
