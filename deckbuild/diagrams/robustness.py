@@ -19,17 +19,18 @@ def fgsm_pgd(eps: float, alpha: float, steps: int) -> Figure:
     # PGD starts at a random point of the box (fixed here) and takes small signed steps;
     # each step is projected (clipped) back into the box, so it slides along the edge.
     z = x + np.array([-0.25, 0.15])
-    pgd = [z.copy()]
+    path = [z.copy()]
     for _ in range(steps):
         z = np.clip(z + alpha * grad_sign, x - eps, x + eps)
-        pgd.append(z.copy())
-    pgd = np.array(pgd)
+        path.append(z.copy())
+    pgd = np.array(path)
     fig = s.figure(3.3)
     ax = fig.subplots()
     xs = np.linspace(-0.4, 0.9, 10)
     ax.plot(xs, -xs / 2, color=s.INK, lw=1.2)
     ax.text(0.62, -0.27, "decision\nboundary\nw·x = 0", fontsize=8, va="top")
-    ax.add_patch(Rectangle(x - eps, 2 * eps, 2 * eps, facecolor=s.SHADE, edgecolor=s.MUTED, ls="--"))
+    corner = x - eps
+    ax.add_patch(Rectangle((corner[0], corner[1]), 2 * eps, 2 * eps, facecolor=s.SHADE, edgecolor=s.MUTED, ls="--"))
     ax.plot(*x, "o", color=s.BLUE, ms=7)
     ax.text(x[0] - 0.02, x[1] - 0.04, "x", ha="right", va="top", fontsize=9, color=s.BLUE)
     ax.annotate(
