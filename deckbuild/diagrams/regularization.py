@@ -26,7 +26,7 @@ def cosine_restarts(cycles: int) -> Figure:
     ax.plot(ends, eta[ends], "o", color=s.ORANGE, ms=7, zorder=3)
     for i, e in enumerate(ends, start=1):
         ax.text(
-            e,
+            float(e),
             0.08,
             f"snapshot {i}",
             rotation=90,
@@ -143,7 +143,8 @@ def sharp_flat_minima(shift: float) -> Figure:
     w = np.linspace(-4, 5, 901)
 
     def loss(x: np.ndarray) -> np.ndarray:
-        return np.minimum(8 * (x + 2) ** 2, 0.5 * (x - 2) ** 2 + 0.05)
+        value: np.ndarray = np.minimum(8 * (x + 2) ** 2, 0.5 * (x - 2) ** 2 + 0.05)
+        return value
 
     fig = s.figure(2.9)
     ax = fig.subplots()
