@@ -64,7 +64,9 @@ def attention_scaling() -> Figure:
     rng = np.random.default_rng(_SEED)
     dims = [4, 16, 64, 256, 1024]
     trials, keys = 2000, 16
-    std, peak_raw, peak_scaled = [], [], []
+    std: list[float] = []
+    peak_raw: list[float] = []
+    peak_scaled: list[float] = []
     for d in dims:
         q = rng.standard_normal((trials, d), dtype=np.float32)
         k = rng.standard_normal((trials, keys, d), dtype=np.float32)
