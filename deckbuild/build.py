@@ -17,12 +17,12 @@ from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, ha
 from deckbuild.media import CACHE_DIR, check_images
 from deckbuild.model import Card, MediaFile, Project, RenderedNote
 from deckbuild.record import Clock, Record
+from deckbuild.sources import load_cards
+from deckbuild.validate import validate_cards
 
 if TYPE_CHECKING:
     from deckbuild.cache import BuildCache
     from deckbuild.versioning import Changes, Snapshot
-from deckbuild.sources import load_cards
-from deckbuild.validate import validate_cards
 
 Progress = Callable[[int, int, str], None]
 
@@ -109,10 +109,8 @@ def release(
 ) -> ReleaseResult:
     """Record a release: pick the version, snapshot the notes, write the changelog, build."""
     from deckbuild import uptodate, versioning
-    from deckbuild.errors import LocatedError, Location
     from deckbuild.fsutil import atomic_write_bytes, project_lock
     from deckbuild.notetypes import NOTETYPES
-    from deckbuild.record import Clock, Record
 
     project = _valid_project(root, strict=False)
     with project_lock(root):
@@ -219,7 +217,6 @@ def _gather(
 
 
 def _refuse_schema_change(state: _State) -> None:
-    from deckbuild.errors import LocatedError, Location
     from deckbuild.notetypes import NOTETYPES
 
     if state.snapshot is None:
