@@ -16,13 +16,13 @@ from deckbuild.config import load_config
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
 from deckbuild.media import CACHE_DIR, check_images
 from deckbuild.model import Card, MediaFile, Project, RenderedNote
-from deckbuild.record import Clock, Record
+from deckbuild.release.record import Clock, Record
 from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
 
 if TYPE_CHECKING:
-    from deckbuild.cache import BuildCache
-    from deckbuild.versioning import Changes, Snapshot
+    from deckbuild.incremental.cache import BuildCache
+    from deckbuild.release.versioning import Changes, Snapshot
 
 Progress = Callable[[int, int, str], None]
 
@@ -64,7 +64,7 @@ def load_project(root: Path, cache: BuildCache | None = None) -> tuple[Project |
 
 def check(root: Path) -> list[Problem]:
     """Every problem in the project, sorted by place (the cache is read, never written)."""
-    from deckbuild.cache import open_cache
+    from deckbuild.incremental.cache import open_cache
 
     with open_cache(root, writable=False) as cache:
         _project, problems = load_project(root, cache)
@@ -78,11 +78,11 @@ def output_path(project: Project) -> Path:
 
 def build(root: Path, *, progress: Progress | None = None, strict: bool = False) -> BuildResult:
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
-    from deckbuild import uptodate
-    from deckbuild.cache import open_cache
     from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
-    from deckbuild.record import RECORD_FILE
+    from deckbuild.incremental import uptodate
+    from deckbuild.incremental.cache import open_cache
+    from deckbuild.release.record import RECORD_FILE
 
     # Fingerprint the inputs before reading them: an edit made during the build then
     # makes the next build a real one, never a wrong "up to date".
@@ -108,9 +108,10 @@ def release(
     root: Path, *, bump: str | None = None, allow_schema_change: bool = False, progress: Progress | None = None
 ) -> ReleaseResult:
     """Record a release: pick the version, snapshot the notes, write the changelog, build."""
-    from deckbuild import uptodate, versioning
+    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.fsutil import atomic_write_bytes, project_lock
-    from deckbuild.notetypes import NOTETYPES
+    from deckbuild.incremental import uptodate
+    from deckbuild.release import versioning
 
     project = _valid_project(root, strict=False)
     with project_lock(root):
@@ -191,8 +192,8 @@ def _gather(
     cache: BuildCache | None = None,
 ) -> _State:
     from deckbuild import notes as notes_stage
-    from deckbuild import record as record_stage
-    from deckbuild import versioning
+    from deckbuild.release import record as record_stage
+    from deckbuild.release import versioning
     from deckbuild.render import preload_memo, take_memo
 
     # Stage 4: media -- hand-made images and generated diagrams (rendered only if not cached).
@@ -217,7 +218,7 @@ def _gather(
 
 
 def _refuse_schema_change(state: _State) -> None:
-    from deckbuild.notetypes import NOTETYPES
+    from deckbuild.apkg.notetypes import NOTETYPES
 
     if state.snapshot is None:
         return
@@ -225,7 +226,7 @@ def _refuse_schema_change(state: _State) -> None:
         released = state.snapshot.schemas.get(key)
         if released is not None and released != notetype.schema():
             raise LocatedError(
-                Location("deckbuild/notetypes.py"),
+                Location("deckbuild/apkg/notetypes.py"),
                 "E501",
                 f"note type '{key}' changed its fields or templates since release {state.snapshot.version}; Anki would "
                 "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
@@ -234,11 +235,11 @@ def _refuse_schema_change(state: _State) -> None:
 
 
 def _write(project: Project, state: _State, record: Record) -> BuildResult:
-    from deckbuild import record as record_stage
-    from deckbuild import versioning
+    from deckbuild.apkg.notetypes import NOTETYPES
+    from deckbuild.apkg.package import write_package
     from deckbuild.fsutil import atomic_write_bytes, remove_stale_temps
-    from deckbuild.notetypes import NOTETYPES
-    from deckbuild.package import write_package
+    from deckbuild.release import record as record_stage
+    from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
 
     config = project.config

@@ -101,8 +101,8 @@ def build(project: Path, strict: bool, quiet: bool, force: bool) -> None:
     build leaves the previous ones intact.  Same sources and record give the same bytes.
     """
     # Most rebuilds change nothing: answer those from the last build's fingerprint,
-    # before importing YAML, Markdown or genanki (see deckbuild/uptodate.py).
-    from deckbuild.uptodate import up_to_date
+    # before importing YAML, Markdown or genanki (see deckbuild/incremental/uptodate.py).
+    from deckbuild.incremental.uptodate import up_to_date
 
     current = None if force else up_to_date(project, strict=strict)
     if current is not None:
@@ -184,7 +184,7 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
     \b
       deckbuild import seeds/training-dynamics-43.txt seeds/deep-learning-120.txt
     """
-    from deckbuild.importer import run_import
+    from deckbuild.importer.update import run_import
 
     status = run_import(
         project, list(seed_files), lambda line: click.echo(line, err=line.startswith(("error", "warning", "nothing")))
@@ -237,8 +237,8 @@ def diff(project: Path, old: str, new: str) -> None:
     Lists added, changed (with the fields that changed), retired and removed notes, note
     type changes and media changes.
     """
-    from deckbuild.diff import diff as run_diff
-    from deckbuild.diff import load
+    from deckbuild.release.diff import diff as run_diff
+    from deckbuild.release.diff import load
 
     click.echo(run_diff(load(old, project), load(new, project)), nl=False)
 
@@ -265,7 +265,7 @@ def preview(project: Path, out: Path | None, quiet: bool) -> None:
     before importing it.  The folder is replaced on every run; it works offline.
     """
     from deckbuild.build import load_project
-    from deckbuild.preview import write_preview
+    from deckbuild.preview.site import write_preview
 
     def progress(done: int, total: int, what: str) -> None:
         if not quiet:

@@ -26,7 +26,7 @@ class DeckConfig:
 
     @property
     def slug(self) -> str:
-        from deckbuild.ids import slugify
+        from deckbuild.apkg.ids import slugify
 
         return slugify(self.name)
 

@@ -6,9 +6,9 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
-from deckbuild import ids
+from deckbuild.apkg import ids
+from deckbuild.apkg.notetypes import CLOZE, QA
 from deckbuild.model import Card, MediaFile, RenderedNote
-from deckbuild.notetypes import CLOZE, QA
 from deckbuild.render import figure_html, markdown_html, memoized, plain, related_html
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."

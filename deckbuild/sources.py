@@ -10,13 +10,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import Location, Problem
-from deckbuild.ids import CARD_ID_PATTERN
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
 
 if TYPE_CHECKING:
-    from deckbuild.cache import BuildCache
+    from deckbuild.incremental.cache import BuildCache
 
 CARDS_DIR = "cards"
 

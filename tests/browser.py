@@ -15,7 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
-from deckbuild.chromium import launch_chromium
+from deckbuild.preview.chromium import launch_chromium
 
 
 @contextlib.contextmanager

@@ -38,7 +38,12 @@ def snapshot(apkg: Path) -> dict[str, Any]:
                 {"guid": guid, "mid": mid, "mod": mod, "tags": tags.split(), "fields": flds.split("\x1f")}
                 for guid, mid, mod, tags, flds in db.execute("select guid, mid, mod, tags, flds from notes order by guid")
             ]
-            cards = [list(row) for row in db.execute("select n.guid, c.ord, c.due from cards c join notes n on n.id = c.nid order by n.guid, c.ord")]
+            cards = [
+                list(row)
+                for row in db.execute(
+                    "select n.guid, c.ord, c.due from cards c join notes n on n.id = c.nid order by n.guid, c.ord"
+                )
+            ]
         finally:
             db.close()
     models = {}

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import PROJECTS, REPO
 
-from deckbuild.preview import write_preview
+from deckbuild.preview.site import write_preview
 
 CONFIGS = [(360, 740, False), (360, 740, True), (1280, 800, True), (1280, 800, False)]
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
@@ -137,7 +137,7 @@ class Tab:
 def tab() -> Iterator[Tab]:
     from playwright.sync_api import sync_playwright
 
-    from deckbuild.chromium import launch_chromium
+    from deckbuild.preview.chromium import launch_chromium
 
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)

@@ -17,7 +17,7 @@ from conftest import REPO, copy_project
 
 from deckbuild.build import build, check
 from deckbuild.cli import main
-from deckbuild.uptodate import CACHE_DIR, up_to_date
+from deckbuild.incremental.uptodate import CACHE_DIR, up_to_date
 
 
 @pytest.fixture(autouse=True)
@@ -117,7 +117,7 @@ def test_check_reads_but_never_writes_the_cache(sample: Path) -> None:
 def test_a_change_of_deckbuild_itself_invalidates_state_and_cache(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 
-    from deckbuild import uptodate
+    from deckbuild.incremental import uptodate
 
     one = build(sample).path.read_bytes()
     assert up_to_date(sample) is not None

@@ -15,6 +15,7 @@ from cloze_support.deck_cards import (
     squash,
 )
 
+from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.cloze import (
     cloze_numbers,
     math_problems,
@@ -22,7 +23,6 @@ from deckbuild.cloze import (
     validate_formula,
     validate_math,
 )
-from deckbuild.ids import CARD_ID_PATTERN
 
 FORMULAS = load_cards("formulas")
 FACTS = load_cards("facts")

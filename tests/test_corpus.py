@@ -155,7 +155,7 @@ def _package_fields(run: Run, tmp: Path) -> dict[str, str]:
         assert len({mid for (mid,) in conn.execute("select distinct mid from notes")}) >= 1
     finally:
         conn.close()
-    from deckbuild.notetypes import QA
+    from deckbuild.apkg.notetypes import QA
 
     card_id_index = list(QA.fields).index("CardId")  # both note types keep CardId at one index
     return {flds.split("\x1f")[card_id_index]: flds for (flds,) in rows}

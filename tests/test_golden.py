@@ -16,7 +16,9 @@ def test_shipped_package_matches_golden_snapshot(shipped_project: Path) -> None:
     actual = snapshot(output_path(project))
     expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
     for key in ("decks", "models", "media"):
-        assert actual[key] == expected[key], f"{key} differ from tests/golden/shipped-deck.json (python tests/golden.py --update after an intended change)"
+        assert actual[key] == expected[key], (
+            f"{key} differ from tests/golden/shipped-deck.json (python tests/golden.py --update after an intended change)"
+        )
     expected_notes = {note["guid"]: note for note in expected["notes"]}
     actual_notes = {note["guid"]: note for note in actual["notes"]}
     assert sorted(actual_notes) == sorted(expected_notes), "the set of note GUIDs changed"

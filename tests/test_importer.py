@@ -13,7 +13,8 @@ import markdown
 import pytest
 import yaml
 
-from deckbuild.importer import (
+from deckbuild.importer.seeds import SeedFormatError, normalize_ws, parse_seed
+from deckbuild.importer.update import (
     escape_markdown,
     import_seeds,
     load_curation,
@@ -21,7 +22,6 @@ from deckbuild.importer import (
     run_import,
     split_sentences,
 )
-from deckbuild.seeds import SeedFormatError, normalize_ws, parse_seed
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REPO = Path(__file__).resolve().parents[1]
@@ -419,7 +419,7 @@ def test_escape_markdown() -> None:
 
 def test_render_inline_code_allow_list() -> None:
     curation = load_curation(REPO / "seeds" / "curation.yaml")
-    from deckbuild.importer import _code_pattern
+    from deckbuild.importer.update import _code_pattern
 
     code = _code_pattern(curation.code_identifiers)
     assert render_inline("Call torch.no_grad() or no_grad() then p.requires_grad.", code) == (

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from deckbuild.cli import main
-from deckbuild.preview import PreviewError, write_preview
+from deckbuild.preview.site import PreviewError, write_preview
 
 
 def _tree(root: Path) -> dict[str, bytes]:

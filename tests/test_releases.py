@@ -184,7 +184,7 @@ def test_nothing_to_release_and_schema_guard(project: Path, monkeypatch) -> None
     assert "deck.yaml: E502 nothing changed since release 1.0.0" in result.stderr
     import dataclasses
 
-    from deckbuild import notetypes
+    from deckbuild.apkg import notetypes
 
     changed_qa = dataclasses.replace(notetypes.QA, fields=(*notetypes.QA.fields, "Extra"))
     monkeypatch.setitem(notetypes.NOTETYPES, "qa", changed_qa)

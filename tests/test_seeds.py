@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deckbuild.seeds import (
+from deckbuild.importer.seeds import (
     KIND_QUESTION_BANK,
     KIND_TRAINING_DYNAMICS,
     SeedFormatError,

@@ -8,7 +8,7 @@ from collections import Counter
 from ankiutil import notes_by_card_id, visible_text
 from conftest import REPO
 
-from deckbuild.seeds import parse_seed
+from deckbuild.importer.seeds import parse_seed
 
 BOILERPLATE = (
     "Sherlock",

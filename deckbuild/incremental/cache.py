@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
+from deckbuild.incremental.uptodate import CACHE_DIR, code_fingerprint
 from deckbuild.model import Card, Figure
-from deckbuild.uptodate import CACHE_DIR, code_fingerprint
 
 CACHE_FILE = "cache.sqlite"
 _SCHEMA = """

@@ -1,6 +1,6 @@
 """Phone-width screenshots of representative cards for the README, taken from the preview site.
 
-    python -m deckbuild.screenshots [-C PROJECT] [--out docs/screenshots] [--readme README.md]
+    python -m deckbuild.preview.screenshots [-C PROJECT] [--out docs/screenshots] [--readme README.md]
 
 Builds the preview, picks cards by rule (a question/answer card with details, a cloze
 formula or fact, a card with a figure), shoots each 360 px wide in light and night mode
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from deckbuild.chromium import launch_chromium
-from deckbuild.preview import CardView
+from deckbuild.preview.chromium import launch_chromium
+from deckbuild.preview.site import CardView
 
-START = "<!-- screenshots:start (written by `python -m deckbuild.screenshots`) -->"
+START = "<!-- screenshots:start (written by `python -m deckbuild.preview.screenshots`) -->"
 END = "<!-- screenshots:end -->"
 
 
@@ -114,9 +114,9 @@ def update_readme(readme: Path, block: str) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from deckbuild.preview import write_preview
+    from deckbuild.preview.site import write_preview
 
-    parser = argparse.ArgumentParser(prog="python -m deckbuild.screenshots", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m deckbuild.preview.screenshots", description=__doc__.split("\n\n")[0])
     parser.add_argument("-C", "--project", type=Path, default=Path("."), help="deck project (default: .)")
     parser.add_argument(
         "--out", type=Path, default=Path("docs/screenshots"), help="where the PNGs go (default: docs/screenshots)"

@@ -36,8 +36,8 @@ def load(spec: str, root: Path) -> Published:
     path = Path(spec)
     if path.suffix == ".apkg" or path.is_file():
         return _from_apkg(path)
-    from deckbuild.notetypes import NOTETYPES
-    from deckbuild.versioning import read_snapshot, snapshot_path
+    from deckbuild.apkg.notetypes import NOTETYPES
+    from deckbuild.release.versioning import read_snapshot, snapshot_path
 
     snap_path = snapshot_path(root, spec)
     if not snap_path.exists():
@@ -63,7 +63,7 @@ def load(spec: str, root: Path) -> Published:
 
 
 def _from_apkg(path: Path) -> Published:
-    from deckbuild.versioning import front_text
+    from deckbuild.release.versioning import front_text
 
     try:
         with zipfile.ZipFile(path) as zf, tempfile.TemporaryDirectory() as tmp:

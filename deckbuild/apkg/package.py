@@ -17,9 +17,9 @@ from typing import Any
 
 import genanki
 
-from deckbuild import ids
+from deckbuild.apkg import ids
+from deckbuild.apkg.notetypes import NoteType
 from deckbuild.model import MediaFile, StampedNote
-from deckbuild.notetypes import NoteType
 
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from deckbuild import ids
+from deckbuild.apkg import ids
 
 # Bump only together with a major release that says so (`deckbuild release` checks).
 QA_FIELDS = (

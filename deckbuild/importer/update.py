@@ -22,9 +22,9 @@ from typing import Any
 
 import yaml
 
+from deckbuild.apkg.ids import CARD_ID_PATTERN, slug_for_question
 from deckbuild.errors import DeckbuildError, Location, Problem
-from deckbuild.ids import CARD_ID_PATTERN, slug_for_question
-from deckbuild.seeds import (
+from deckbuild.importer.seeds import (
     FORM_BULLETS,
     SeedDocument,
     SeedFormatError,

@@ -1,0 +1,1 @@
+"""State that outlives a build: the build record (deckbuild.lock), releases and their changelog, and diffs between published decks."""
