@@ -78,6 +78,7 @@ def main() -> None:
     A deck project is a folder with deck.yaml, cards/*.yaml and media/.  Typical use:
 
     \b
+      deckbuild new my-deck      # start a deck of your own
       deckbuild check            # every problem, as file:line:col: CODE message
       deckbuild build            # write dist/<deck>-<version>.apkg
       deckbuild import seeds/*.txt   # (re)import the seed question banks into cards/
@@ -167,6 +168,32 @@ def check(project: Path, fmt: str, strict: bool) -> None:
         click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
     if errors or (strict and warnings):
         sys.exit(1)
+
+
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--name", help="The deck's name in Anki (default: from DIRECTORY's name).")
+@handles_errors
+def new(directory: Path, name: str | None) -> None:
+    """Start a new deck project in DIRECTORY (which must be new or empty).
+
+    Writes deck.yaml (the deck's name and a unique namespace: its identity in Anki),
+    example cards (a question with an image, a formula cloze, a fact cloze), media/,
+    .gitignore, a README with the next commands, requirements.txt pinning this deckbuild
+    and its libraries, and a GitHub Actions workflow that attaches the built .apkg to each
+    tagged release (docs/publishing.md).  Nothing is written if DIRECTORY is not empty.
+
+    \b
+      deckbuild new my-deck --name "My Deck"
+      cd my-deck && deckbuild check && deckbuild build
+    """
+    from deckbuild.scaffold.new import new_project
+
+    written = new_project(directory, name)
+    click.echo(f"created {_relative(directory)}/ with {len(written)} files:")
+    for path in written:
+        click.echo(f"  {path.as_posix()}")
+    click.echo(f"next: cd {_relative(directory)} && deckbuild check && deckbuild build   (then import dist/*.apkg in Anki)")
 
 
 @main.command("import")

@@ -1,0 +1,130 @@
+"""Write a new deck project: deck.yaml with a unique namespace, example cards, an image, git and CI files.
+
+The project is assembled in a temporary folder beside DIR and renamed into place, so a
+failure leaves nothing behind; a DIR that exists and is not empty is refused before anything
+is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+from importlib import metadata, resources
+from pathlib import Path
+from string import Template
+
+from deckbuild import __version__
+from deckbuild.apkg.ids import slugify
+from deckbuild.errors import LocatedError, Location
+
+TEMPLATE = resources.files("deckbuild.scaffold") / "template"
+
+# Template file -> path in the new project.  Text files go through string.Template
+# ($name, $namespace, $python; $$ is a literal $); everything else is copied as bytes.
+FILES = {
+    "deck.yaml": "deck.yaml",
+    "cards/examples.yaml": "cards/examples.yaml",
+    "media/parabola.png": "media/parabola.png",
+    "gitignore": ".gitignore",
+    "README.md": "README.md",
+    "release.yml": ".github/workflows/release.yml",
+}
+TEXT_SUFFIXES = (".yaml", ".yml", ".md", "gitignore")
+
+
+def namespace_for(name: str) -> str:
+    """The deck's identity: its name as a slug plus a random part, so same-named decks never collide."""
+    slug = slugify(name)[:40].strip("-") or "deck"
+    return f"{slug}-{secrets.token_hex(4)}"
+
+
+def requirements() -> str:
+    """deckbuild at this version and every library it runs on, pinned to what is installed here.
+
+    A CI build that installs these gets the same libraries as the author, so the same bytes.
+    """
+    pins: dict[str, str] = {}
+    todo = ["deckbuild"]
+    while todo:
+        name = todo.pop()
+        key = _canonical(name)
+        if key in pins:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        pins[key] = f"{dist.metadata['Name']}=={dist.version}"
+        for requirement in dist.requires or []:
+            if "extra ==" in requirement:
+                continue
+            marker = requirement.split(";", 1)[1] if ";" in requirement else ""
+            if marker and not _marker_holds(marker):
+                continue
+            todo.append(re.split(r"[\s<>=!~;\[(]", requirement.strip(), maxsplit=1)[0])
+    pins["deckbuild"] = f"deckbuild=={__version__}"
+    lines = [pins.pop("deckbuild"), *sorted(pins.values(), key=str.lower)]
+    header = (
+        f"# deckbuild {__version__} and the libraries it was run with when this deck was created.\n"
+        "# `pip install -r requirements.txt` gives a build the same bytes as the author's.\n"
+        "# Installing deckbuild from a git checkout instead? Replace the first line with\n"
+        f"# `deckbuild @ git+<repository URL>@<tag of {__version__}>`.\n"
+    )
+    return header + "\n".join(lines) + "\n"
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _marker_holds(marker: str) -> bool:
+    try:
+        from packaging.markers import Marker
+    except ImportError:  # packaging is not installed: keep the requirement
+        return True
+    return bool(Marker(marker).evaluate())
+
+
+def new_project(target: Path, name: str | None = None) -> list[Path]:
+    """Create the project in target (absent or empty); returns the files written, relative to it."""
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise LocatedError(
+            Location(str(target)),
+            "E170",
+            "expected a new or empty folder for the project; found one that is not empty, so nothing was written: "
+            "name a new folder (`deckbuild new my-deck`)",
+        )
+    deck_name = name or target.resolve().name.replace("-", " ").replace("_", " ").strip().title() or "My Deck"
+    if any(ch in deck_name for ch in '\n\r"') or deck_name != deck_name.strip():
+        raise LocatedError(Location("--name"), "E171", f"expected a deck name on one line, without quotes; got {deck_name!r}")
+    values = {
+        "name": deck_name,
+        "namespace": namespace_for(deck_name),
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+    }
+    parent = target.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=parent))
+    try:
+        written = []
+        for source, dest in FILES.items():
+            data = (TEMPLATE / source).read_bytes()
+            if source.endswith(TEXT_SUFFIXES):
+                data = Template(data.decode("utf-8")).substitute(values).encode("utf-8")
+            path = staging / dest
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            written.append(Path(dest))
+        (staging / "requirements.txt").write_text(requirements(), encoding="utf-8")
+        written.append(Path("requirements.txt"))
+        if target.exists():
+            target.rmdir()  # empty, checked above
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return sorted(written)
