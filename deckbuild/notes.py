@@ -101,7 +101,7 @@ def render_notes(
         notes.append(
             RenderedNote(
                 card_id=card.id,
-                guid=ids.note_guid(namespace, card.id),
+                guid=ids.card_guid(namespace, card.id, card.previous_ids),
                 notetype=notetype.key,
                 fields=fields,
                 tags=tags,
