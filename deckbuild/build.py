@@ -33,6 +33,7 @@ class ReleaseResult:
     version: str
     changes: Changes
     build: BuildResult
+    warnings: tuple[Problem, ...] = ()  # e.g. E173: a new id that looks like a renamed released card
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,9 @@ def release(
     from deckbuild.incremental import uptodate
     from deckbuild.release import identity, versioning
 
-    project = _valid_project(root, strict=False, allow_identity_change=allow_identity_change)
+    project, problems = load_project(root, allow_identity_change=allow_identity_change, releasing=True)
+    if project is None:
+        raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
     with project_lock(root):
         uptodate.forget_state(root)
         state = _gather(project, progress)
@@ -176,7 +179,7 @@ def release(
         record = Record(state.record.notes, state.record.notetypes, {**state.record.extra, "release": release_info})
         state = _gather(project, progress, record=record, clock=clock)
         result = _write(project, state, record)
-        return ReleaseResult(version, changes, result)
+        return ReleaseResult(version, changes, result, tuple(sorted(problems, key=lambda p: (p.location, p.code))))
 
 
 @dataclass(frozen=True)
