@@ -110,6 +110,7 @@ class RenderedNote:
     due: int
     content_hash: str
     media: tuple[str, ...] = ()
+    previous_ids: tuple[str, ...] = ()  # the card's earlier ids: its mod must pass theirs
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ def render_notes(
                 due=due,
                 content_hash=content_hash(notetype.key, fields, tags),
                 media=media,
+                previous_ids=card.previous_ids,
             )
         )
     return notes

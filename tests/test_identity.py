@@ -328,3 +328,21 @@ def test_kind_change_under_one_identity(project: Path) -> None:
     # Through a previous id too.
     cards.write_text(text.replace("- id: plain\n", "- id: plain-fact\n  previous_ids: [plain]\n"))
     assert "E172 card 'plain-fact' (through previous id 'plain')" in _run(project, "check").stderr
+
+
+def test_renamed_note_is_newer_than_the_old_one_even_with_an_old_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SOURCE_DATE_EPOCH pinned in CI: the renamed note must still be newer, or Anki skips it."""
+    project = write_tree(tmp_path / "deck", {"deck.yaml": DECK, "cards/a.yaml": _qa("old-id", "Renamed?")})
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0))
+    v1 = tmp_path / "v1.apkg"
+    shutil.copy(build(project).path, v1)
+    cards = project / "cards" / "a.yaml"
+    cards.write_text(cards.read_text().replace("- id: old-id\n", "- id: new-id\n  previous_ids: [old-id]\n"))
+    second = build(project)  # same clock
+    col = new_collection(tmp_path / "anki")
+    try:
+        import_package(col, v1)
+        log = import_package(col, second.path)
+        assert [n.fields[9] for n in log.updated] == ["new-id"] and not log.new
+    finally:
+        col.close()

@@ -118,7 +118,12 @@ def stamp_notes(
         if old is not None and old.hash == note.content_hash:
             stamp = Stamp(old.hash, old.mod, note.notetype)
         else:
-            mod = clock.now() if old is None else max(clock.now(), old.mod + 1)
+            # A renamed card's note is the learner's old note: its mod must be newer than that one's.
+            before = [record.notes[p].mod for p in note.previous_ids if p in record.notes]
+            if old is not None:
+                before.append(old.mod)
+            floor = max(before) + 1 if before else 0
+            mod = max(clock.now(), floor)
             stamp = Stamp(note.content_hash, mod, note.notetype)
         new_notes[note.card_id] = stamp
         stamped.append(StampedNote(note, stamp.mod))
