@@ -346,3 +346,22 @@ def test_renamed_note_is_newer_than_the_old_one_even_with_an_old_clock(tmp_path:
         assert [n.fields[9] for n in log.updated] == ["new-id"] and not log.new
     finally:
         col.close()
+
+
+def test_namespace_change_is_caught_with_a_record_from_before_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone of a deck whose lock predates this check: the release's GUIDs tell."""
+    import json
+
+    project = write_tree(tmp_path / "deck", {"deck.yaml": DECK, "cards/a.yaml": _qa("a", "A?") + _qa("b", "B?")})
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0))
+    release(project)
+    lock = project / "deckbuild.lock"
+    data = json.loads(lock.read_text())
+    del data["identity"]
+    lock.write_text(json.dumps(data))
+    assert _run(project, "check").returncode == 0
+    config = project / "deck.yaml"
+    config.write_text(config.read_text().replace("namespace: ident", "namespace: other"))
+    result = _run(project, "check")
+    assert result.returncode == 1
+    assert "E170 'namespace' changed from the one release 1.0.0 was built with to 'other'" in result.stderr

@@ -38,6 +38,7 @@ class Known:
     kinds: Mapping[str, str]  # card id -> note type key ("qa", "cloze")
     release: str | None  # version of the last release, if any
     released_fronts: Mapping[str, str]  # live (not retired) released id -> front text
+    released_guids: Mapping[str, str]  # released id -> its GUID (a record older than identity)
 
 
 def notetype_of(card: Card) -> str:
@@ -75,8 +76,10 @@ def known(root: Path) -> Known:
     kinds = {card_id: stamp.notetype for card_id, stamp in record.notes.items() if stamp.notetype}
     snapshot = versioning.latest_snapshot(root, record.extra)
     fronts: dict[str, str] = {}
+    guids: dict[str, str] = {}
     if snapshot is not None:
         for card_id, note in snapshot.notes.items():
+            guids[card_id] = note.guid
             kinds.setdefault(card_id, note.notetype)
             if not note.retired:
                 fronts[card_id] = note.front
@@ -87,6 +90,7 @@ def known(root: Path) -> Known:
         kinds,
         snapshot.version if snapshot else None,
         fronts,
+        guids,
     )
 
 
@@ -109,6 +113,8 @@ def check_identity(
 def namespace_changed(root: Path, config: DeckConfig) -> str | None:
     """The recorded namespace if deck.yaml now gives another one, else None."""
     past = known(root)
+    if _released_under_other_namespace(config, past):
+        return f"the namespace of release {past.release}"
     return past.namespace if past.namespace is not None and past.namespace != config.namespace else None
 
 
@@ -131,12 +137,26 @@ def _key_location(root: Path, key: str) -> Location:
     return Location("deck.yaml")
 
 
+def _released_under_other_namespace(config: DeckConfig, past: Known) -> bool:
+    """A record from before identity was recorded: do the last release's GUIDs fit the namespace?"""
+    from deckbuild.apkg.ids import note_guid
+
+    if past.namespace is not None or not past.released_guids:
+        return False
+    # A released note's GUID derives from its own id or its original (previous) id; if not
+    # a single one derives from its own id under this namespace, the namespace changed.
+    return not any(guid == note_guid(config.namespace, card_id) for card_id, guid in past.released_guids.items())
+
+
 def _check_deck(root: Path, config: DeckConfig, past: Known, allow: bool, releasing: bool) -> list[Problem]:
     problems = []
-    if past.namespace is not None and past.namespace != config.namespace:
+    inferred = _released_under_other_namespace(config, past)
+    if (past.namespace is not None and past.namespace != config.namespace) or inferred:
+        was = f"'{past.namespace}'" if not inferred else f"the one release {past.release} was built with"
+        back = f"`namespace: {past.namespace}`" if not inferred else "the namespace of that release"
         if not allow:
             how = (
-                f"Put back `namespace: {past.namespace}`. To start a new deck on purpose, release it as a new major "
+                f"Put back {back}. To start a new deck on purpose, release it as a new major "
                 f"version: deckbuild release --bump major {FLAG}"
             )
         elif not releasing:
@@ -148,7 +168,7 @@ def _check_deck(root: Path, config: DeckConfig, past: Known, allow: bool, releas
                 Problem(
                     _key_location(root, "namespace"),
                     "E170",
-                    f"'namespace' changed from '{past.namespace}' to '{config.namespace}' since the last build; every "
+                    f"'namespace' changed from {was} to '{config.namespace}' since the last build; every "
                     "note's GUID derives from it, so Anki would import every note as new: learners would get a "
                     f"duplicate of each card without its review history. {how}",
                 )
