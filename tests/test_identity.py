@@ -365,3 +365,12 @@ def test_namespace_change_is_caught_with_a_record_from_before_identity(tmp_path:
     result = _run(project, "check")
     assert result.returncode == 1
     assert "E170 'namespace' changed from the one release 1.0.0 was built with to 'other'" in result.stderr
+
+
+def test_previous_ids_cannot_move_a_card_that_shipped_as_its_own_note(project: Path) -> None:
+    assert _run(project, "build", "-q").returncode == 0
+    cards = project / "cards" / "a.yaml"
+    cards.write_text(cards.read_text().replace("- id: plain\n", "- id: plain\n  previous_ids: [some-old-id]\n"))
+    result = _run(project, "check")
+    assert result.returncode == 1
+    assert "E126 card 'plain' already shipped as a note of its own; previous_ids [some-old-id] would move it" in result.stderr

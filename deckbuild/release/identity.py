@@ -39,6 +39,7 @@ class Known:
     release: str | None  # version of the last release, if any
     released_fronts: Mapping[str, str]  # live (not retired) released id -> front text
     released_guids: Mapping[str, str]  # released id -> its GUID (a record older than identity)
+    built_guids: Mapping[str, str] = dataclasses.field(default_factory=dict)  # id -> GUID it was last built with
 
 
 def notetype_of(card: Card) -> str:
@@ -91,6 +92,7 @@ def known(root: Path) -> Known:
         snapshot.version if snapshot else None,
         fronts,
         guids,
+        {card_id: stamp.guid for card_id, stamp in record.notes.items() if stamp.guid},
     )
 
 
@@ -105,6 +107,7 @@ def check_identity(
         return []  # an unreadable record or snapshot: build and release report it (E160, E503)
     problems = _check_deck(root, config, past, allow_change, releasing)
     problems += _check_previous_ids(cards)
+    problems += _check_moved(config, cards, past)
     problems += _check_kinds(cards, past)
     problems += _looks_renamed(cards, past)
     return problems
@@ -216,6 +219,27 @@ def _check_previous_ids(cards: Sequence[Card]) -> list[Problem]:
                 )
             else:
                 claimed[old] = card
+    return problems
+
+
+def _check_moved(config: DeckConfig, cards: Sequence[Card], past: Known) -> list[Problem]:
+    """A card that already shipped under its own GUID must not move onto another note."""
+    from deckbuild.apkg.ids import card_guid
+
+    problems = []
+    for card in cards:
+        shipped = past.built_guids.get(card.id) or past.released_guids.get(card.id)
+        if not card.previous_ids or shipped is None or past.namespace not in (None, config.namespace):
+            continue
+        if shipped != card_guid(config.namespace, card.id, card.previous_ids):
+            problems.append(
+                Problem(
+                    card.where("previous_ids"),
+                    "E126",
+                    f"card '{card.id}' already shipped as a note of its own; previous_ids [{', '.join(card.previous_ids)}] "
+                    "would move it onto another note and strand its own (and its history): remove previous_ids",
+                )
+            )
     return problems
 
 

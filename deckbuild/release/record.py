@@ -31,6 +31,7 @@ class Stamp:
     hash: str
     mod: int
     notetype: str = field(default="", compare=False)  # a note's kind ("qa", "cloze"): one GUID, one kind
+    guid: str = field(default="", compare=False)  # the GUID it shipped with (a rename must not move it)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ def _stamp_json(stamp: Stamp) -> str:
     data: dict[str, Any] = {"hash": stamp.hash, "mod": stamp.mod}
     if stamp.notetype:
         data["type"] = stamp.notetype
+    if stamp.guid:
+        data["guid"] = stamp.guid
     return json.dumps(data)
 
 
@@ -71,7 +74,10 @@ def load_record(root: Path) -> Record:
         raise LocatedError(Location(RECORD_FILE), "E125", not_regular_message(kind))
     try:
         data = json.loads(path.read_text("utf-8"))
-        notes = {k: Stamp(str(v["hash"]), int(v["mod"]), str(v.get("type", ""))) for k, v in data.get("notes", {}).items()}
+        notes = {
+            k: Stamp(str(v["hash"]), int(v["mod"]), str(v.get("type", "")), str(v.get("guid", "")))
+            for k, v in data.get("notes", {}).items()
+        }
         notetypes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notetypes", {}).items()}
         extra = {k: v for k, v in data.items() if k not in {"format", "notes", "notetypes"}}
     except (OSError, RecursionError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
@@ -116,7 +122,7 @@ def stamp_notes(
     for note in notes:
         old = record.notes.get(note.card_id)
         if old is not None and old.hash == note.content_hash:
-            stamp = Stamp(old.hash, old.mod, note.notetype)
+            stamp = Stamp(old.hash, old.mod, note.notetype, note.guid)
         else:
             # A renamed card's note is the learner's old note: its mod must be newer than that one's.
             before = [record.notes[p].mod for p in note.previous_ids if p in record.notes]
@@ -124,7 +130,7 @@ def stamp_notes(
                 before.append(old.mod)
             floor = max(before) + 1 if before else 0
             mod = max(clock.now(), floor)
-            stamp = Stamp(note.content_hash, mod, note.notetype)
+            stamp = Stamp(note.content_hash, mod, note.notetype, note.guid)
         new_notes[note.card_id] = stamp
         stamped.append(StampedNote(note, stamp.mod))
     # Keep stamps of notes that left the sources: a release needs them to retire notes.
