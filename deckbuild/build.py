@@ -7,15 +7,16 @@ when all of it is valid start writing files (record, then package), each atomica
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.config import load_config
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
 from deckbuild.media import CACHE_DIR, check_images
 from deckbuild.model import Card, MediaFile, Project, RenderedNote
+from deckbuild.release.identity import check_identity
 from deckbuild.release.record import Clock, Record
 from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
@@ -32,6 +33,7 @@ class ReleaseResult:
     version: str
     changes: Changes
     build: BuildResult
+    warnings: tuple[Problem, ...] = ()  # e.g. E173: a new id that looks like a renamed released card
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,9 @@ class BuildResult:
     written: bool
 
 
-def load_project(root: Path, cache: BuildCache | None = None) -> tuple[Project | None, list[Problem]]:
+def load_project(
+    root: Path, cache: BuildCache | None = None, *, allow_identity_change: bool = False, releasing: bool = False
+) -> tuple[Project | None, list[Problem]]:
     """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written but the cache."""
     # Stage 1: the deck's configuration.
     config, problems = load_config(root)
@@ -57,17 +61,19 @@ def load_project(root: Path, cache: BuildCache | None = None) -> tuple[Project |
     problems += _check_diagrams(cards)
     _images, image_problems = check_images(root, cards)
     problems += image_problems
+    if config is not None:  # namespace, deck name, previous ids and kinds against what shipped
+        problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
     if config is None or has_errors(problems):
         return None, problems
     return Project(root=root, config=config, cards=tuple(cards)), problems
 
 
-def check(root: Path) -> list[Problem]:
+def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
     """Every problem in the project, sorted by place (the cache is read, never written)."""
     from deckbuild.incremental.cache import open_cache
 
     with open_cache(root, writable=False) as cache:
-        _project, problems = load_project(root, cache)
+        _project, problems = load_project(root, cache, allow_identity_change=allow_identity_change)
     return sorted(problems, key=lambda p: (p.location, p.code))
 
 
@@ -76,7 +82,9 @@ def output_path(project: Project) -> Path:
     return project.root / config.output / f"{config.slug}-{config.version}.apkg"
 
 
-def build(root: Path, *, progress: Progress | None = None, strict: bool = False) -> BuildResult:
+def build(
+    root: Path, *, progress: Progress | None = None, strict: bool = False, allow_identity_change: bool = False
+) -> BuildResult:
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
     from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
@@ -89,7 +97,7 @@ def build(root: Path, *, progress: Progress | None = None, strict: bool = False)
     inputs = uptodate.inputs_fingerprint(root)
     # The cache is written only inside a deck project (never a stray folder in the wrong place).
     with open_cache(root, writable=(root / CONFIG_FILE).is_file()) as cache:
-        project, problems = load_project(root, cache)
+        project, problems = load_project(root, cache, allow_identity_change=allow_identity_change)
         cache.commit()  # keep the good files' parses even if the project is invalid
         if project is None or (strict and problems):
             raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
@@ -105,26 +113,34 @@ def build(root: Path, *, progress: Progress | None = None, strict: bool = False)
 
 
 def release(
-    root: Path, *, bump: str | None = None, allow_schema_change: bool = False, progress: Progress | None = None
+    root: Path,
+    *,
+    bump: str | None = None,
+    allow_schema_change: bool = False,
+    progress: Progress | None = None,
+    allow_identity_change: bool = False,
 ) -> ReleaseResult:
     """Record a release: pick the version, snapshot the notes, write the changelog, build."""
     from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.fsutil import atomic_write_bytes, project_lock
     from deckbuild.incremental import uptodate
-    from deckbuild.release import versioning
+    from deckbuild.release import identity, versioning
 
-    project = _valid_project(root, strict=False)
+    project, problems = load_project(root, allow_identity_change=allow_identity_change, releasing=True)
+    if project is None:
+        raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
     with project_lock(root):
         uptodate.forget_state(root)
         state = _gather(project, progress)
         previous = state.snapshot
         current = {n.card_id: versioning.published(n) for n in state.rendered}
         schemas = {key: nt.schema() for key, nt in NOTETYPES.items()}
-        changes = versioning.compare(previous, current, schemas)
+        changes = identity.release_changes(root, project.config, versioning.compare(previous, current, schemas))
         needed = changes.needed_bump()
         where = Location("deck.yaml")
         if previous is None:
             version = versioning.bump(project.config.version, bump) if bump else project.config.version
+            identity.refuse_minor_namespace_change(changes, bump or "")
         else:
             if needed is None and bump is None:
                 raise LocatedError(
@@ -142,6 +158,7 @@ def release(
                     f"{previous.version}; Anki would create a duplicate note type. Revert the change, or ship it as a "
                     "major release that says so: deckbuild release --bump major --allow-schema-change",
                 )
+            identity.refuse_minor_namespace_change(changes, part)
             version = versioning.bump(previous.version, part)
         # The one read of the clock for this release; every changed note gets this time.
         clock = Clock()
@@ -149,7 +166,8 @@ def release(
         notice = NOTETYPES["qa"].fields.index("Notice")
         retired = {n.card_id: versioning.retire(n, version, notice) for n in changes.retired}
         if previous is not None:
-            retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current})
+            guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
+            retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
         notes = {**current, **retired}
         snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), notes)
         release_info = {"version": version, "time": now, "summary": changes.summary()}
@@ -157,11 +175,11 @@ def release(
         atomic_write_bytes(versioning.snapshot_path(root, version), snapshot.to_bytes())
         _set_version(root, version)
         versioning.prepend_changelog(root, versioning.changelog_entry(version, now, changes), project.config.name)
-        project = _valid_project(root, strict=False)
+        project = _valid_project(root, strict=False, allow_identity_change=allow_identity_change)
         record = Record(state.record.notes, state.record.notetypes, {**state.record.extra, "release": release_info})
         state = _gather(project, progress, record=record, clock=clock)
         result = _write(project, state, record)
-        return ReleaseResult(version, changes, result)
+        return ReleaseResult(version, changes, result, tuple(sorted(problems, key=lambda p: (p.location, p.code))))
 
 
 @dataclass(frozen=True)
@@ -176,8 +194,8 @@ class _State:
     clock: Clock
 
 
-def _valid_project(root: Path, strict: bool) -> Project:
-    project, problems = load_project(root)
+def _valid_project(root: Path, strict: bool, allow_identity_change: bool = False) -> Project:
+    project, problems = load_project(root, allow_identity_change=allow_identity_change, releasing=True)
     if project is None or (strict and problems):
         raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
     return project
@@ -196,8 +214,10 @@ def _gather(
     from deckbuild.release import versioning
     from deckbuild.render import preload_memo, take_memo
 
-    # Stage 4: media -- hand-made images and generated diagrams (rendered only if not cached).
-    figures = _figures(project, progress)
+    record = record or record_stage.load_record(project.root)
+    # Stage 4: media -- hand-made images (named by what shipped, see media.py) and generated
+    # diagrams (rendered only if not cached).
+    figures = _figures(project, progress, record.extra.get("media") or {})
     # Stage 5: render every card to a note (fields, tags, GUID, study order), with the
     # Markdown renderings of the last build (a pure function of the text and the code).
     if cache is not None:
@@ -207,12 +227,12 @@ def _gather(
     if cache is not None:
         cache.store_markdown(*take_memo())
     # Stage 6: what the last release shipped; its retired notes keep shipping.
-    record = record or record_stage.load_record(project.root)
     snapshot = versioning.latest_snapshot(project.root, record.extra)
     current = {n.card_id for n in rendered}
     retired = []
     if snapshot is not None:
-        gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current]
+        guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
+        gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
         retired = [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
     return _State(figures, rendered, retired, record, snapshot, clock or record_stage.Clock())
 
@@ -238,8 +258,8 @@ def _write(project: Project, state: _State, record: Record) -> BuildResult:
     from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.apkg.package import write_package
     from deckbuild.fsutil import atomic_write_bytes, remove_stale_temps
+    from deckbuild.release import identity, versioning
     from deckbuild.release import record as record_stage
-    from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
 
     config = project.config
@@ -247,6 +267,7 @@ def _write(project: Project, state: _State, record: Record) -> BuildResult:
     notes = state.rendered + state.retired
     hashes = {key: nt.content_hash() for key, nt in NOTETYPES.items()}
     stamped, notetype_mods, new_record = record_stage.stamp_notes(notes, hashes, record, state.clock)
+    new_record = identity.remember(new_record, config, [m for m, _ill in state.figures.values()])
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
     # Stage 8: package everything, then write: the record first (the package derives from it).
     media = sorted({m.name: m for m, _ill in state.figures.values()}.values(), key=lambda m: m.name)
@@ -329,8 +350,8 @@ def _check_diagrams(cards: list[Card]) -> list[Problem]:
     return problems
 
 
-def _figures(project: Project, progress: Progress | None) -> dict[str, tuple[MediaFile, bool]]:
-    images, _problems = check_images(project.root, project.cards)
+def _figures(project: Project, progress: Progress | None, shipped: Mapping[str, Any]) -> dict[str, tuple[MediaFile, bool]]:
+    images, _problems = check_images(project.root, project.cards, shipped)
     figures = {card_id: (media, False) for card_id, media in images.items()}
     diagram_cards = [c for c in project.cards if c.figure is not None and c.figure.diagram]
     if diagram_cards:

@@ -32,6 +32,13 @@ PROJECT_OPTION = click.option(
     help="The deck project folder (the one holding deck.yaml).",
 )
 
+IDENTITY_OPTION = click.option(
+    "--allow-identity-change",
+    is_flag=True,
+    help="Accept a deck name changed since the last build (learners must rename their deck in Anki first), or, with"
+    " `release --bump major`, a changed namespace (every note becomes new).  See docs/format.md.",
+)
+
 
 def _report(problems: Sequence[Problem]) -> None:
     for problem in problems:
@@ -93,8 +100,9 @@ def main() -> None:
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 if there are any).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--force", is_flag=True, help="Build even if no source, output or deckbuild itself changed since the last build.")
+@IDENTITY_OPTION
 @handles_errors
-def build(project: Path, strict: bool, quiet: bool, force: bool) -> None:
+def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool) -> None:
     """Validate the sources and write dist/<deck-slug>-<version>.apkg.
 
     Nothing is written unless every source is valid; the package and the build record
@@ -127,7 +135,7 @@ def build(project: Path, strict: bool, quiet: bool, force: bool) -> None:
         if not quiet:
             click.echo(f"  [{done}/{total}] {what}", err=True)
 
-    result = run_build(project, progress=progress, strict=strict)
+    result = run_build(project, progress=progress, strict=strict, allow_identity_change=allow_identity_change)
     if not quiet:
         rel = _relative(result.path)
         state = "wrote" if result.written else "up to date:"
@@ -148,8 +156,9 @@ def build(project: Path, strict: bool, quiet: bool, force: bool) -> None:
     help="text: one 'file:line:col: CODE message' line per problem; json: a list of objects for tools.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@IDENTITY_OPTION
 @handles_errors
-def check(project: Path, fmt: str, strict: bool) -> None:
+def check(project: Path, fmt: str, strict: bool, allow_identity_change: bool) -> None:
     """Check the sources without writing anything.
 
     Reports every problem at once, each with its file, line, column and a stable code
@@ -157,7 +166,7 @@ def check(project: Path, fmt: str, strict: bool) -> None:
     """
     from deckbuild.build import check as run_check
 
-    problems = run_check(project)
+    problems = run_check(project, allow_identity_change=True) if allow_identity_change else run_check(project)
     if fmt == "json":
         click.echo(json.dumps([p.to_json() for p in problems], indent=2))
     else:
@@ -232,8 +241,9 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
     is_flag=True,
     help="Accept a change of a released note type's fields or templates (only with a major release; the changelog says so).",
 )
+@IDENTITY_OPTION
 @handles_errors
-def release(project: Path, bump: str | None, allow_schema_change: bool) -> None:
+def release(project: Path, bump: str | None, allow_schema_change: bool, allow_identity_change: bool) -> None:
     """Record a release: next semantic version, snapshot, changelog entry, package.
 
     Compares the cards with the last release (releases/<version>.jsonl), picks the next
@@ -244,7 +254,8 @@ def release(project: Path, bump: str | None, allow_schema_change: bool) -> None:
     """
     from deckbuild.build import release as run_release
 
-    result = run_release(project, bump=bump, allow_schema_change=allow_schema_change)
+    result = run_release(project, bump=bump, allow_schema_change=allow_schema_change, allow_identity_change=allow_identity_change)
+    _report(result.warnings)
     click.echo(f"released {result.version}: {result.changes.summary()}")
     click.echo(f"wrote {_relative(result.build.path)}: {result.build.notes} notes, {result.build.cards} cards")
 

@@ -26,6 +26,11 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     """Read and check deck.yaml; return the config (None if unusable) and every problem."""
     path = root / CONFIG_FILE
     display = CONFIG_FILE
+    from deckbuild.fsutil import not_regular_message, special_kind
+
+    kind = special_kind(path)
+    if kind is not None:
+        return None, [Problem(Location(display), "E125", not_regular_message(kind))]
     if not path.is_file():
         return None, [Problem(Location(display), "E150", f"no {CONFIG_FILE} in {root}; is this a deck project? (see README)")]
     if not path.resolve().is_relative_to(root.resolve()):

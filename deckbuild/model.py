@@ -68,6 +68,7 @@ class Card:
     figure: Figure | None = None
     missing_code: bool = False
     retired: bool = False
+    previous_ids: tuple[str, ...] = ()  # ids the card had before (oldest first): its GUID follows the first
     key_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)
 
     def where(self, key: str) -> Location:
@@ -93,6 +94,8 @@ class MediaFile:
 
     name: str
     path: Path
+    source: str = ""  # a hand-made image: its file name in media/ (the build record's key)
+    hash: str = ""  # ... and the sha256 of its bytes
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class RenderedNote:
     due: int
     content_hash: str
     media: tuple[str, ...] = ()
+    previous_ids: tuple[str, ...] = ()  # the card's earlier ids: its mod must pass theirs
 
 
 @dataclass(frozen=True)

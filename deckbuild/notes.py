@@ -101,13 +101,14 @@ def render_notes(
         notes.append(
             RenderedNote(
                 card_id=card.id,
-                guid=ids.note_guid(namespace, card.id),
+                guid=ids.card_guid(namespace, card.id, card.previous_ids),
                 notetype=notetype.key,
                 fields=fields,
                 tags=tags,
                 due=due,
                 content_hash=content_hash(notetype.key, fields, tags),
                 media=media,
+                previous_ids=card.previous_ids,
             )
         )
     return notes

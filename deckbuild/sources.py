@@ -39,6 +39,7 @@ CARD_KEYS: dict[str, str] = {
     "diagram": "a generated image: name, params, alt",
     "image": "an image from media/: file, alt",
     "missing_code": "true if the source's code example was lost",
+    "previous_ids": "ids this card had before, oldest first: it keeps the note (and history) of the first",
     "origin": "written by `deckbuild import`: where the card came from",
 }
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
@@ -90,6 +91,10 @@ def load_cards(root: Path, cache: BuildCache | None = None) -> tuple[list[Card],
 
 def _cacheable_bytes(path: Path) -> bytes | None:
     """The file's bytes, or None when the uncached path must read it (and report why)."""
+    from deckbuild.fsutil import special_kind
+
+    if special_kind(path) is not None:
+        return None  # a pipe or device: never opened (read_text reports E125)
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return None
@@ -253,6 +258,18 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
                 )
             )
     related = _word_list(item, "related", problems)
+    previous_ids = _word_list(item, "previous_ids", problems)
+    for old in previous_ids:
+        if not CARD_ID_PATTERN.fullmatch(old):
+            problems.append(
+                Problem(
+                    item.value_locs["previous_ids"],
+                    "E109",
+                    f"card '{card_id}': previous id {old!r}: expected an id (lower-case letters, digits, '.', '_', '-')",
+                )
+            )
+    if len(set(previous_ids)) != len(previous_ids):
+        problems.append(Problem(item.value_locs["previous_ids"], "E126", f"card '{card_id}': 'previous_ids' lists an id twice"))
     missing_code = item.get("missing_code", False)
     if not isinstance(missing_code, bool):
         problems.append(
@@ -284,6 +301,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
         tags=tags,
         figure=figure,
         missing_code=missing_code,
+        previous_ids=previous_ids,
         key_locations=key_locations,
     )
 

@@ -44,6 +44,11 @@ class _Abort(Exception):
 
 def read_text(path: Path, display: str) -> tuple[str | None, list[Problem]]:
     """Read a UTF-8 source file (a BOM is allowed and dropped; CRLF is accepted)."""
+    from deckbuild.fsutil import not_regular_message, special_kind
+
+    kind = special_kind(path)
+    if kind is not None:
+        return None, [Problem(Location(display), "E125", not_regular_message(kind))]
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return None, [

@@ -105,6 +105,12 @@ def note_guid(namespace: str, card_id: str) -> str:
     return digest[:10].hex()
 
 
+def card_guid(namespace: str, card_id: str, previous_ids: tuple[str, ...] = ()) -> str:
+    """A card's note GUID: that of its original id (the first of `previous_ids`), so a
+    renamed card keeps the note, and the review history, the learner already has."""
+    return note_guid(namespace, previous_ids[0] if previous_ids else card_id)
+
+
 def deck_id(namespace: str, deck_name: str) -> int:
     """The deck id.  Anki matches decks by name; the id only needs to be stable."""
     return _hash_int("deck", namespace, deck_name) | (1 << 40)

@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,6 +47,12 @@ def _where(path: Path) -> str:
 def _hash_file(path: Path) -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(_where(path).encode())
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        # A pipe, socket or device is never opened (a pipe would block forever); its kind
+        # is enough: the build that follows refuses it (E125).
+        digest.update(f"special:{stat.S_IFMT(mode)}".encode())
+        return digest.hexdigest()
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
@@ -111,7 +118,7 @@ def inputs_fingerprint(root: Path) -> str:
 def _outputs(root: Path, out_path: Path, record_file: str) -> dict[str, str | None]:
     result: dict[str, str | None] = {}
     for key, path in (("package", out_path), ("record", root / record_file)):
-        result[key] = _hash_file(path) if path.is_file() else None
+        result[key] = _hash_file(path) if path.is_file() else None  # is_file: a pipe is never hashed
     result["package_path"] = os.path.relpath(out_path, root)
     return result
 

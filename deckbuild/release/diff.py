@@ -99,22 +99,28 @@ def diff(old: Published, new: Published) -> str:
     removed = sorted((n for g, n in old.notes.items() if g not in new.notes), key=lambda n: n.card_id)
     retired = []
     changed = []
+    renamed = []
     for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
         a, b = old.notes[guid], new.notes[guid]
         if "retired" in b.tags and "retired" not in a.tags:
             retired.append(b)
+        elif a.card_id != b.card_id:  # one GUID, a new id: the card kept its note (previous_ids)
+            renamed.append((a, b))
         elif a.fields != b.fields or a.tags != b.tags:
             names = [name for name, x, y in zip(b.field_names, a.fields, b.fields, strict=False) if x != y]
             if set(a.tags) != set(b.tags):
                 names.append("tags")
             changed.append((b, names))
-    unchanged = len(set(old.notes) & set(new.notes)) - len(changed) - len(retired)
+    unchanged = len(set(old.notes) & set(new.notes)) - len(changed) - len(retired) - len(renamed)
+    renames = f", {len(renamed)} renamed" if renamed else ""
     lines = [
         f"{old.label} -> {new.label}",
-        f"notes: {len(added)} added, {len(changed)} changed, {len(retired)} retired, {len(removed)} removed, {unchanged} unchanged",
+        f"notes: {len(added)} added, {len(changed)} changed{renames}, {len(retired)} retired, {len(removed)} removed,"
+        f" {unchanged} unchanged",
     ]
     lines += [f"  + {n.card_id} — {n.front}" for n in added]
     lines += [f"  ~ {n.card_id} — {n.front} ({', '.join(names)})" for n, names in changed]
+    lines += [f"  > {a.card_id} -> {b.card_id} — {b.front} (renamed: same note, history kept)" for a, b in renamed]
     lines += [f"  x {n.card_id} — {n.front} (retired)" for n in retired]
     lines += [f"  - {n.card_id} — {n.front} (no longer shipped; Anki keeps it)" for n in removed]
     type_lines = []

@@ -30,6 +30,8 @@ class Stamp:
 
     hash: str
     mod: int
+    notetype: str = field(default="", compare=False)  # a note's kind ("qa", "cloze"): one GUID, one kind
+    guid: str = field(default="", compare=False)  # the GUID it shipped with (a rename must not move it)
 
 
 @dataclass(frozen=True)
@@ -53,16 +55,29 @@ class Record:
 
 
 def _stamp_json(stamp: Stamp) -> str:
-    return json.dumps({"hash": stamp.hash, "mod": stamp.mod})
+    data: dict[str, Any] = {"hash": stamp.hash, "mod": stamp.mod}
+    if stamp.notetype:
+        data["type"] = stamp.notetype
+    if stamp.guid:
+        data["guid"] = stamp.guid
+    return json.dumps(data)
 
 
 def load_record(root: Path) -> Record:
     path = root / RECORD_FILE
     if not path.exists():
         return Record()
+    from deckbuild.fsutil import not_regular_message, special_kind
+
+    kind = special_kind(path)
+    if kind is not None:
+        raise LocatedError(Location(RECORD_FILE), "E125", not_regular_message(kind))
     try:
         data = json.loads(path.read_text("utf-8"))
-        notes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notes", {}).items()}
+        notes = {
+            k: Stamp(str(v["hash"]), int(v["mod"]), str(v.get("type", "")), str(v.get("guid", "")))
+            for k, v in data.get("notes", {}).items()
+        }
         notetypes = {k: Stamp(str(v["hash"]), int(v["mod"])) for k, v in data.get("notetypes", {}).items()}
         extra = {k: v for k, v in data.items() if k not in {"format", "notes", "notetypes"}}
     except (OSError, RecursionError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
@@ -107,10 +122,15 @@ def stamp_notes(
     for note in notes:
         old = record.notes.get(note.card_id)
         if old is not None and old.hash == note.content_hash:
-            stamp = old
+            stamp = Stamp(old.hash, old.mod, note.notetype, note.guid)
         else:
-            mod = clock.now() if old is None else max(clock.now(), old.mod + 1)
-            stamp = Stamp(note.content_hash, mod)
+            # A renamed card's note is the learner's old note: its mod must be newer than that one's.
+            before = [record.notes[p].mod for p in note.previous_ids if p in record.notes]
+            if old is not None:
+                before.append(old.mod)
+            floor = max(before) + 1 if before else 0
+            mod = max(clock.now(), floor)
+            stamp = Stamp(note.content_hash, mod, note.notetype, note.guid)
         new_notes[note.card_id] = stamp
         stamped.append(StampedNote(note, stamp.mod))
     # Keep stamps of notes that left the sources: a release needs them to retire notes.

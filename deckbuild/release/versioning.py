@@ -155,30 +155,42 @@ class Changes:
     changed: tuple[PublishedNote, ...]
     retired: tuple[PublishedNote, ...]
     schema_changed: tuple[str, ...]
+    # (old id, the note now) for cards that kept their note under a new id (previous_ids).
+    renamed: tuple[tuple[str, PublishedNote], ...] = ()
+    # Lines for the changelog's Breaking paragraph (a new namespace); forces a major release.
+    breaking: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()  # other lines learners must read (a renamed deck)
 
     def needed_bump(self) -> str | None:
-        if self.retired or self.schema_changed:
+        if self.retired or self.schema_changed or self.breaking:
             return "major"
         if self.added:
             return "minor"
-        if self.changed:
+        if self.changed or self.renamed or self.notices:
             return "patch"
         return None
 
     def summary(self) -> str:
-        return f"{len(self.added)} added, {len(self.changed)} changed, {len(self.retired)} retired"
+        renamed = f", {len(self.renamed)} renamed" if self.renamed else ""
+        return f"{len(self.added)} added, {len(self.changed)} changed{renamed}, {len(self.retired)} retired"
 
 
 def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], schemas: Mapping[str, Any]) -> Changes:
     """Notes added, changed and retired since `previous` (everything is new without one)."""
     old = previous.notes if previous else {}
-    added = tuple(current[k] for k in sorted(current) if k not in old)
+    # A note is the same note when its GUID is: a card under a new id that kept its note
+    # through previous_ids is a rename, not a retirement plus an addition.
+    old_by_guid = {n.guid: k for k, n in old.items()}
+    renamed_from = {k: old_by_guid[n.guid] for k, n in current.items() if k not in old and old_by_guid.get(n.guid, k) != k}
+    added = tuple(current[k] for k in sorted(current) if k not in old and k not in renamed_from)
     changed = tuple(current[k] for k in sorted(current) if k in old and old[k].hash != current[k].hash and not old[k].retired)
-    retired = tuple(old[k] for k in sorted(old) if k not in current and not old[k].retired)
+    moved = set(renamed_from.values())
+    retired = tuple(old[k] for k in sorted(old) if k not in current and k not in moved and not old[k].retired)
+    renamed = tuple((renamed_from[k], current[k]) for k in sorted(renamed_from))
     schema_changed = tuple(
         sorted(k for k in schemas if previous is not None and k in previous.schemas and previous.schemas[k] != schemas[k])
     )
-    return Changes(added, changed, retired, schema_changed)
+    return Changes(added, changed, retired, schema_changed, renamed)
 
 
 def bump(version: str, part: str) -> str:
@@ -200,10 +212,20 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
             f"**Breaking:** the note type(s) {', '.join(changes.schema_changed)} changed their fields or templates. "
             "Anki will import them as a new note type; existing notes are not updated in place.",
         ]
-    for title, notes in (("Added", changes.added), ("Changed", changes.changed), ("Retired", changes.retired)):
+    if changes.breaking:
+        lines += ["", "**Breaking:** " + " ".join(changes.breaking)]
+    if changes.notices:
+        lines += ["", "**Note:** " + " ".join(changes.notices)]
+    for title, notes in (("Added", changes.added), ("Changed", changes.changed)):
         if notes:
             lines += ["", f"### {title}", ""]
             lines += [f"- `{n.card_id}` — {n.front}" for n in notes]
+    if changes.renamed:
+        lines += ["", "### Renamed", ""]
+        lines += [f"- `{old}` → `{n.card_id}` — {n.front} (same note: review history kept)" for old, n in changes.renamed]
+    if changes.retired:
+        lines += ["", "### Retired", ""]
+        lines += [f"- `{n.card_id}` — {n.front}" for n in changes.retired]
     if changes.retired:
         lines += [
             "",
