@@ -97,14 +97,14 @@ def test_new_refuses_a_non_empty_folder_and_writes_nothing(tmp_path: Path) -> No
     before = tree(tmp_path)
     result = deckbuild("new", str(target))
     assert result.returncode != 0
-    assert "E170" in result.stderr and "Traceback" not in result.stderr
+    assert "E180" in result.stderr and "Traceback" not in result.stderr
     assert tree(tmp_path) == before  # no staging folder left beside it either
 
     a_file = tmp_path / "file"
     a_file.write_text("x")
     before = tree(tmp_path)
     result = deckbuild("new", str(a_file))
-    assert result.returncode != 0 and "E170" in result.stderr
+    assert result.returncode != 0 and "E180" in result.stderr
     assert tree(tmp_path) == before
 
 

@@ -94,13 +94,13 @@ def new_project(target: Path, name: str | None = None) -> list[Path]:
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise LocatedError(
             Location(str(target)),
-            "E170",
+            "E180",
             "expected a new or empty folder for the project; found one that is not empty, so nothing was written: "
             "name a new folder (`deckbuild new my-deck`)",
         )
     deck_name = name or target.resolve().name.replace("-", " ").replace("_", " ").strip().title() or "My Deck"
     if any(ch in deck_name for ch in '\n\r"') or deck_name != deck_name.strip():
-        raise LocatedError(Location("--name"), "E171", f"expected a deck name on one line, without quotes; got {deck_name!r}")
+        raise LocatedError(Location("--name"), "E181", f"expected a deck name on one line, without quotes; got {deck_name!r}")
     values = {
         "name": deck_name,
         "namespace": namespace_for(deck_name),
