@@ -13,15 +13,10 @@ import markdown
 import pytest
 import yaml
 
+from deckbuild.importer.curation import load_curation
+from deckbuild.importer.prose import escape_markdown, render_inline, split_sentences
 from deckbuild.importer.seeds import SeedFormatError, normalize_ws, parse_seed
-from deckbuild.importer.update import (
-    escape_markdown,
-    import_seeds,
-    load_curation,
-    render_inline,
-    run_import,
-    split_sentences,
-)
+from deckbuild.importer.update import import_seeds, run_import
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REPO = Path(__file__).resolve().parents[1]
@@ -419,7 +414,7 @@ def test_escape_markdown() -> None:
 
 def test_render_inline_code_allow_list() -> None:
     curation = load_curation(REPO / "seeds" / "curation.yaml")
-    from deckbuild.importer.update import _code_pattern
+    from deckbuild.importer.prose import code_pattern as _code_pattern
 
     code = _code_pattern(curation.code_identifiers)
     assert render_inline("Call torch.no_grad() or no_grad() then p.requires_grad.", code) == (
