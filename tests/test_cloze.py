@@ -155,7 +155,7 @@ def test_render_fact_protects_math_and_deletions_from_markdown() -> None:
     # Bodies stay Markdown; '*' (not '_', which is intraword next to a placeholder).
     out = render_fact(text, markdown.markdown)
     assert out == (
-        r"<p><strong>Decay</strong> \(\alpha \sim {{c1::0.999}}\), "
+        r"<p><strong>Decay</strong> \(\alpha \sim {{c1::\class{db-c1}{0.999} }}\), "
         r"{{c2::<em>x</em>::hint &amp; co}} and {{c3::\(a^{2}\)}}</p>"
     )
 
