@@ -14,7 +14,9 @@ SHORT_GIST = 60
 
 _ABBREVIATIONS = frozenset({"e.g.", "i.e.", "al.", "vs.", "cf.", "approx.", "etc.", "i.i.d."})
 
-_MD_INLINE = re.compile(r"([\\`*_\[\]])")
+# Brackets are not escaped: a backslash before them would make "\\[B, C\\]" display math on
+# the card, and Python-Markdown keeps "[B, C]" literal (only "[text](url)" would be a link).
+_MD_INLINE = re.compile(r"([\\`*_])")
 _MD_LINE_START = re.compile(r"^(#|>|[-+] |\d+[.)] )")
 
 
@@ -106,32 +108,51 @@ LONG_BULLETS = 600
 """Bullet answers longer than this (characters) keep only their first bullet as the answer."""
 
 
-def render_answer(seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None) -> tuple[str, str | None]:
-    """(answer, details) for a card: bullets stay bullets; prose becomes gist + details."""
+def _bullet_lines(blocks: list[str], code: re.Pattern[str] | None) -> list[str]:
+    lines = []
+    for bullet in blocks:
+        label = _LABEL.match(bullet)
+        if label and _is_label(label.group(1)):
+            rest = bullet[label.end() :]
+            lines.append(f"- **{render_inline(label.group(1), code)}:** {render_inline(rest, code) if rest else ''}".rstrip())
+        else:
+            lines.append(f"- {render_inline(bullet, code)}")
+    return lines
+
+
+def render_full(seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None) -> str:
+    """The seed's whole answer as Markdown (the bullet list, or every paragraph): a card's `details`."""
     fixes = curation.replacements.get(seed_q.document, {})
     blocks = [_apply_replacements(block, fixes) for block in seed_q.answer]
     if seed_q.form == FORM_BULLETS:
-        lines = []
-        for bullet in blocks:
-            label = _LABEL.match(bullet)
-            if label and _is_label(label.group(1)):
-                rest = bullet[label.end() :]
-                lines.append(f"- **{render_inline(label.group(1), code)}:** {render_inline(rest, code) if rest else ''}".rstrip())
-            else:
-                lines.append(f"- {render_inline(bullet, code)}")
+        return "\n".join(_bullet_lines(blocks, code)) + "\n"
+    return "\n\n".join(render_inline(p, code) for p in blocks) + "\n"
+
+
+def render_answer(seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None) -> tuple[str, str | None]:
+    """(answer, details) for a new card: the gist (first sentence(s) or bullet), and the full text.
+
+    details is None when the gist already is the whole answer (no repeat under "More").
+    """
+    fixes = curation.replacements.get(seed_q.document, {})
+    blocks = [_apply_replacements(block, fixes) for block in seed_q.answer]
+    full = render_full(seed_q, curation, code)
+    if seed_q.form == FORM_BULLETS:
+        lines = _bullet_lines(blocks, code)
         if sum(len(b) for b in blocks) > LONG_BULLETS and len(lines) > 2:
             # Prose chopped into bullets (000-q40..q43): the first bullet is the gist to
             # recall, the rest is explanation a phone should not show all at once.
-            return lines[0][2:] + "\n", "\n".join(lines[1:]) + "\n"
+            return lines[0][2:] + "\n", full
         return "\n".join(lines) + "\n", None
     sentences = split_sentences(blocks[0])
     take = 2 if len(sentences) > 2 and len(sentences[0]) < SHORT_GIST else 1
-    gist = " ".join(sentences[:take])
-    rest_first = " ".join(sentences[take:])
-    detail_paragraphs = ([rest_first] if rest_first else []) + list(blocks[1:])
-    answer = render_inline(gist, code)
-    details = "\n\n".join(render_inline(p, code) for p in detail_paragraphs)
-    return answer, (details + "\n" if details else None)
+    answer = render_inline(" ".join(sentences[:take]), code)
+    return answer, details_for(answer, full)
+
+
+def details_for(answer: str, full: str) -> str | None:
+    """The seed's full text as details, unless it only repeats the answer."""
+    return None if " ".join(full.split()) == " ".join(str(answer).split()) else full
 
 
 def answer_sha(seed_q: SeedQuestion) -> str:

@@ -29,7 +29,7 @@ from deckbuild.importer.cardfiles import (
 )
 from deckbuild.importer.curation import Curation, CurationEntry, load_curation
 from deckbuild.importer.matching import Slot, find_curation, match_questions, unique_id
-from deckbuild.importer.prose import answer_sha, code_pattern, render_answer
+from deckbuild.importer.prose import answer_sha, code_pattern, details_for, render_answer, render_full
 from deckbuild.importer.seeds import SeedDocument, SeedFormatError, SeedQuestion, normalize_ws, parse_seed
 
 FALLBACK_TOPIC = "uncategorized::new"
@@ -225,10 +225,9 @@ def _update_card(
     ):
         card["question"] = seed_q.question  # not hand-edited: follow the seed's rewording
     sha = answer_sha(seed_q)
-    if origin.get("answer_sha") != sha:
-        answer, details = render_answer(seed_q, curation, code)
-        set_key(card, "answer", answer)
-        set_key(card, "details", details)
+    # The seed owns `details` (its full answer, refreshed on every import); the gist in
+    # `answer` was written once, when the card was created, and is the curator's since.
+    set_key(card, "details", details_for(str(card.get("answer", "")), render_full(seed_q, curation, code)))
     set_key(card, "source", seed_q.ref)
     new_origin = {
         "seed": seed_q.document,
