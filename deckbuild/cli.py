@@ -291,8 +291,14 @@ def diff(project: Path, old: str, new: str) -> None:
     help="Folder to write the site to.  [default: <output>/preview, e.g. dist/preview]",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option(
+    "--check-fit",
+    is_flag=True,
+    help="Then open every card at 360 px, light and night, in headless Chromium; exit 1 (E190) naming each card and side "
+    "that would need horizontal scrolling, hides a cloze gap off screen, or shrinks math below 75%.",
+)
 @handles_errors
-def preview(project: Path, out: Path | None, quiet: bool) -> None:
+def preview(project: Path, out: Path | None, quiet: bool, check_fit: bool) -> None:
     """Build the deck and write a static preview site of every card, front and back.
 
     Each card is rendered by the official Anki backend with the deck's own templates and
@@ -315,6 +321,15 @@ def preview(project: Path, out: Path | None, quiet: bool) -> None:
     result = write_preview(project, out, progress=progress)
     if not quiet:
         click.echo(f"wrote {_relative(result.index)}: {result.cards} cards, {result.media} media files")
+    if check_fit:
+        from deckbuild.preview.fitcheck import DoesNotFit
+        from deckbuild.preview.fitcheck import check_fit as run_check
+
+        problems = run_check(project, out, [view.key for view in result.views])
+        if problems:
+            raise DoesNotFit(problems, len({p.message.split("'")[1] for p in problems}))
+        if not quiet:
+            click.echo(f"all {result.cards} cards fit a 360-px screen, light and night")
 
 
 def _relative(path: Path) -> str:

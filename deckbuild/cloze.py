@@ -33,6 +33,7 @@ from deckbuild.mathjax_macros import (
     SYMBOL_MACROS,
     TEXT_MODE_MACROS,
 )
+from deckbuild.mathlines import break_lines
 
 ERROR_CODES: dict[str, str] = {
     "E401": "Unbalanced braces in LaTeX: a '{' is never closed or a '}' closes nothing.",
@@ -508,7 +509,12 @@ class _Emitter:
         if self.last() == "{":
             self.out.append(self.sep())
         self.out.append(f"{{{{c{d.number}::")
-        self.latex(d.body, in_cloze=True)
+        if self.modes[-1]:
+            self.latex(d.body, in_cloze=True)
+        else:
+            # Anki marks a revealed deletion inside math with nothing, so deckbuild classes it
+            # itself; the card CSS colours db-cN on card N only (notetypes.cloze_css).
+            self.latex(f"\\class{{db-c{d.number}}}{{{d.body}}}", in_cloze=True)
         if d.hint is not None:
             if self.last() == ":":
                 self.out.append(_COMMENT)
@@ -538,7 +544,7 @@ def to_anki_formula(formula: str) -> str:
 
     Assumes :func:`validate_formula` found no problems.
     """
-    return "\\[ " + _emit_math(formula) + " \\]"
+    return "\\[ " + break_lines(_emit_math(formula)) + " \\]"
 
 
 def _emit_math(latex: str, in_cloze: bool = False) -> str:

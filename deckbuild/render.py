@@ -19,6 +19,8 @@ from typing import Any
 import markdown
 from markdown.treeprocessors import Treeprocessor
 
+from deckbuild.mathlines import break_lines
+
 MATH_SPAN = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _MARK = "\u2063"  # INVISIBLE SEPARATOR: brackets our placeholders; dropped from card text
 _PLACEHOLDER = _MARK + "DBMATH{}" + _MARK
@@ -111,7 +113,8 @@ def _render(text: str, inline: bool) -> str:
     spans: list[str] = []
 
     def protect(match: re.Match[str]) -> str:
-        spans.append(match.group(0))
+        display = match.group(2)
+        spans.append(match.group(0) if display is None else "\\[" + break_lines(display) + "\\]")
         return _PLACEHOLDER.format(len(spans) - 1)
 
     # Markdown keeps `&lt;`-style entities as entities; an `&` typed on a card must show

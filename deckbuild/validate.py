@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from deckbuild.errors import Location, Problem
@@ -30,6 +31,88 @@ def validate_cards(cards: Sequence[Card]) -> list[Problem]:
     for card in cards:
         problems.extend(_check_references(card, first_seen))
         problems.extend(_check_text(card))
+    problems.extend(validate_cloze_rules(cards))
+    return problems
+
+
+# --- clozes that test one thing (issue 12) ----------------------------------------------
+
+INTERNAL_CODE = re.compile(r"\(\s*[A-Z]{1,2}\d{2}\s*\)")  # (F01), (N60): bookkeeping codes; (A100) is a GPU
+"""A bookkeeping code like "(F01)" left in learner-facing text."""
+
+_TEXT_KEYS = ("question", "answer", "details", "context", "formula", "fact")
+
+
+def _tokens(text: str) -> list[str]:
+    """Words and symbols of a deletion or hint, ignoring case, spacing, braces and text macros."""
+    text = re.sub(r"\\(text|textbf|textit|mathrm|mathbf|operatorname)\b", " ", text)
+    return re.findall(r"\\[A-Za-z]+|\w+|[^\w\s{}]", text.lower())
+
+
+def _contains(hint: list[str], answer: list[str]) -> bool:
+    n = len(answer)
+    return n > 0 and any(hint[i : i + n] == answer for i in range(len(hint) - n + 1))
+
+
+def validate_cloze_rules(cards: Sequence[Card]) -> list[Problem]:
+    """E413 a hint that is or contains its answer; E414 (warning) two cloze notes of one
+    question deleting the same text; E415 (warning) an internal code such as (F01) in a
+    field; E416 (warning) a fact without a context line."""
+    from deckbuild.cloze import parse_deletions
+
+    problems: list[Problem] = []
+    deleted_by: dict[tuple[str, tuple[str, ...]], str] = {}
+    for card in cards:
+        for key in _TEXT_KEYS:
+            text = getattr(card, key)
+            match = INTERNAL_CODE.search(text) if text else None
+            if match:
+                problems.append(
+                    Problem(
+                        offset_location(card.where(key), text, match.start()),
+                        "E415",
+                        f"card '{card.id}': {key}: internal code {match.group(0).strip()!r} in what the learner reads; "
+                        "remove it (keep bookkeeping in YAML comments or tags)",
+                        "warning",
+                    )
+                )
+        if card.kind not in ("formula", "fact"):
+            continue
+        key = card.kind
+        text = getattr(card, key)
+        if card.kind == "fact" and not card.context.strip():
+            problems.append(
+                Problem(
+                    card.location,
+                    "E416",
+                    f"card '{card.id}': a fact without 'context': expected a line saying what the fact is about",
+                    "warning",
+                )
+            )
+        for deletion in parse_deletions(text).deletions:
+            answer = _tokens(deletion.body)
+            where = offset_location(card.where(key), text, deletion.start)
+            if deletion.hint is not None and _contains(_tokens(deletion.hint), answer):
+                problems.append(
+                    Problem(
+                        where,
+                        "E413",
+                        f"card '{card.id}': c{deletion.number}: the hint {deletion.hint.strip()!r} gives away its answer "
+                        f"{deletion.body.strip()!r}; expected a hint that does not contain it",
+                    )
+                )
+            if card.of and answer:
+                other = deleted_by.setdefault((card.of, tuple(answer)), card.id)
+                if other != card.id:
+                    problems.append(
+                        Problem(
+                            where,
+                            "E414",
+                            f"card '{card.id}': c{deletion.number} deletes {deletion.body.strip()!r}, as card '{other}' "
+                            f"(also of '{card.of}') does; merge the two notes or delete different text",
+                            "warning",
+                        )
+                    )
     return problems
 
 

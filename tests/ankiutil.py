@@ -34,8 +34,8 @@ def notes_by_card_id(col: Collection) -> dict[str, Any]:
 
 
 def visible_text(rendered_html: str) -> str:
-    """What a learner reads: style and tags dropped, entities decoded, space collapsed."""
-    text = re.sub(r"<style>.*?</style>", " ", rendered_html, flags=re.DOTALL)
+    """What a learner reads: style, script and tags dropped, entities decoded, space collapsed."""
+    text = re.sub(r"<(style|script)>.*?</\1>", " ", rendered_html, flags=re.DOTALL)
     text = re.sub(r"<[^>]+>", " ", text)
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 

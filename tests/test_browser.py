@@ -20,29 +20,17 @@ from typing import Any
 import pytest
 from conftest import PROJECTS, REPO
 
+from deckbuild.preview.fitcheck import FIT_JS
 from deckbuild.preview.site import write_preview
 
 CONFIGS = [(360, 740, False), (360, 740, True), (1280, 800, True), (1280, 800, False)]
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
 
-# Run in the page after MathJax has finished: a list of problems for the current configuration.
+# Run in the page after FIT_JS (which sets night mode, lets the card's script fit the math and
+# checks phone fit): the other problems of the current configuration.
 CHECK_JS = r"""
-(night) => {
-  document.documentElement.classList.toggle("night-mode", night);
-  document.body.classList.toggle("nightMode", night);
-  document.body.classList.toggle("night_mode", night);
+() => {
   const problems = [];
-  const width = window.innerWidth, scroller = document.scrollingElement;
-  if (scroller.scrollWidth > width) {
-    let culprit = "";
-    for (const el of document.querySelectorAll("#qa *")) {  // the outermost element that sticks out
-      if (el.getBoundingClientRect().right > width + 0.5) {
-        culprit = el.tagName.toLowerCase() + (typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\s+/).join(".") : "");
-        break;
-      }
-    }
-    problems.push(`page scrolls horizontally (${scroller.scrollWidth}px wide in ${width}px; first too wide: ${culprit})`);
-  }
   for (const img of document.images) {
     if (!img.complete || img.naturalWidth === 0) problems.push(`image did not load: ${img.getAttribute("src")}`);
   }
@@ -117,19 +105,20 @@ class Tab:
         else:
             front, back = card_sides(path.read_text(encoding="utf-8"))
             self.page.evaluate(SWAP_JS, [front, back])
-        problems = self.check_side(f"{label} front")
+        problems = self.check_side(f"{label} front", "front")
         self.page.evaluate("() => dbPreview.flip()")
-        problems += self.check_side(f"{label} back")
+        problems += self.check_side(f"{label} back", "back")
         return problems + [f"{label}: {e}" for e in self.events.pop(label, [])]
 
-    def check_side(self, label: str) -> list[str]:
+    def check_side(self, label: str, side: str) -> list[str]:
         """The side now shown, in every configuration; each problem names the card, side and configuration."""
         problems = [f"{label}: {p}" for p in self.page.evaluate(MATH_JS)]
         for width, height, night in CONFIGS:
             if self.page.viewport_size != {"width": width, "height": height}:
                 self.page.set_viewport_size({"width": width, "height": height})
             mode = "night" if night else "light"
-            problems += [f"{label} {width}x{height} {mode}: {p}" for p in self.page.evaluate(CHECK_JS, night)]
+            found = self.page.evaluate(FIT_JS, [night, side]) + self.page.evaluate(CHECK_JS)
+            problems += [f"{label} {width}x{height} {mode}: {p}" for p in found]
         return problems
 
 
@@ -243,3 +232,109 @@ def test_the_checks_catch_a_broken_card(tmp_path: Path, tab: Tab) -> None:
     assert "MathJax error in: \\frac{1}" in problems
     assert "MathJax error in: \\nosuchmacro" in problems
     assert "external request: http://example.invalid/x.png" in problems
+
+
+def _tiny_project(root: Path, cards: str) -> Path:
+    """A throwaway deck project with one card file."""
+    from conftest import write_tree
+
+    return write_tree(
+        root / "deck",
+        {
+            "deck.yaml": "name: Fit Check\nnamespace: fit-check\nversion: 1.0.0\noutput: dist\n",
+            "cards/fit.yaml": cards,
+        },
+    )
+
+
+PLANTED = r"""
+- id: wide
+  question: A planted formula, far too wide for a phone?
+  answer: |
+    \[ a_1 + a_2 + a_3 + a_4 + a_5 + a_6 + a_7 + a_8 + a_9 + a_{10} + a_{11} + a_{12} + a_{13} + a_{14} + a_{15} + a_{16} + a_{17} + a_{18} \]
+  difficulty: easy
+  topics: [fit::planted]
+- id: wide-gap
+  formula: 'b_1 + b_2 + b_3 + b_4 + b_5 + b_6 + b_7 + b_8 + b_9 + b_{10} + b_{11} + b_{12} + b_{13} + b_{14} + b_{15} = {{c1::S}}'
+  of: wide
+- id: broken-lines
+  formula: 'b_1 + b_2 + b_3 + b_4 + b_5 + b_6 + b_7 \\ + b_8 + b_9 + b_{10} + b_{11} + b_{12} + b_{13} \\ = {{c1::S}}'
+  of: wide
+"""
+
+
+def test_the_fit_checks_catch_a_planted_too_wide_formula(tmp_path: Path, tab: Tab) -> None:
+    """A formula too wide even at 75% fails, naming card and side; a gap beyond the screen fails; so does shrunk math."""
+    project = _tiny_project(tmp_path, PLANTED)
+    site = tmp_path / "preview"
+    write_preview(project, site)
+    tab.page.goto("about:blank")
+    problems = "\n".join(tab.check_card(site / "cards" / "wide.html", "card 'wide'"))
+    assert "card 'wide' back 360x740 light: needs horizontal scrolling: formula a_1 + a_2" in problems
+    assert "card 'wide' back 360x740 night: needs horizontal scrolling: formula a_1 + a_2" in problems
+    assert "card 'wide' front" not in problems
+    problems = "\n".join(tab.check_card(site / "cards" / "wide-gap.html", "card 'wide-gap'"))
+    assert "card 'wide-gap' front 360x740 light: cloze gap not fully on screen: formula b_1 + b_2" in problems
+    assert "card 'wide-gap' back 360x740 night: needs horizontal scrolling" in problems
+    # The same formula broken where the author marked it (\\) fits, at full size or scaled >= 75%.
+    assert tab.check_card(site / "cards" / "broken-lines.html", "card 'broken-lines'") == []
+    # Math shrunk below 75% (by a stylesheet, say) is caught.
+    page = site / "cards" / "shrunk.html"
+    page.write_text(
+        (site / "cards" / "broken-lines.html")
+        .read_text(encoding="utf-8")
+        .replace('<template id="pv-back">', '<template id="pv-back"><style>mjx-container { font-size: 50% !important; }</style>'),
+        encoding="utf-8",
+    )
+    tab.page.goto("about:blank")
+    problems = "\n".join(tab.check_card(page, "card 'shrunk'"))
+    assert "card 'shrunk' back 360x740 light: math shrunk to 50% (minimum 75%)" in problems
+
+
+def test_the_revealed_deletion_is_highlighted_inside_math_light_and_night(tmp_path: Path, tab: Tab) -> None:
+    """Anki leaves a math deletion unmarked; deckbuild's \\class{db-cN} + CSS colours card N's own, on the back only."""
+    project = _tiny_project(
+        tmp_path,
+        r"""
+- id: q
+  question: Which?
+  answer: This.
+  difficulty: easy
+  topics: [fit::highlight]
+- id: two-gaps
+  formula: 'x = {{c1::a}} + {{c2::b}}'
+  of: q
+""",
+    )
+    site = tmp_path / "preview"
+    write_preview(project, site)
+    tab.page.goto((site / "cards" / "two-gaps.c1.html").as_uri() + "#answer")
+    tab.page.evaluate("() => MathJax.startup.promise")
+    colour = """(night) => {
+      document.body.classList.toggle("nightMode", night);
+      const fill = (sel) => getComputedStyle(document.querySelector(sel)).fill;
+      return [fill("#qa .db-c1"), fill("#qa .db-c2"), getComputedStyle(document.querySelector("#qa .db-cloze-text")).color];
+    }"""
+    light = tab.page.evaluate(colour, False)
+    night = tab.page.evaluate(colour, True)
+    assert light[0] == "rgb(10, 99, 194)" and light[1] != light[0]  # card 1: c1 coloured, c2 plain
+    assert night[0] == "rgb(122, 183, 255)" and night[1] != night[0]
+    assert not tab.events.pop(tab.current, [])
+
+
+def test_preview_check_fit_command_names_each_card_that_does_not_fit(tmp_path: Path) -> None:
+    """The author's command: `deckbuild preview --check-fit`, a real process; exit 1 with E190 lines."""
+    import subprocess
+    import sys
+
+    project = _tiny_project(tmp_path, PLANTED)
+    run = subprocess.run(
+        [sys.executable, "-m", "deckbuild.cli", "preview", "-q", "--check-fit"], cwd=project, capture_output=True, text=True
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    assert "cards/fit.yaml:1:3: E190 card 'wide' back (light, 360 px): needs horizontal scrolling: formula a_1" in output
+    assert "E190 card 'wide-gap' front (night, 360 px): cloze gap not fully on screen" in output
+    assert "broken-lines" not in output
+    assert "error: 2 card(s) do not fit a 360-px screen" in output
+    assert "Traceback" not in output

@@ -112,3 +112,53 @@ def test_check_on_good_project_is_clean(sample: Path) -> None:
     result = CliRunner().invoke(main, ["check", "-C", str(sample)])
     assert result.exit_code == 0, result.output
     assert "0 error(s), 0 warning(s)" in result.stderr
+
+
+CLOZE_RULES = """\
+- id: q
+  question: Which rates?
+  answer: Some.
+  difficulty: easy
+  topics: [a::b]
+- id: f1
+  formula: 'p = {{c1::0.5::about 0.5}} (F01)'
+  context: A rate.
+  of: q
+- id: f2
+  fact: 'Dropout keeps {{c1::0.5}} of units.'
+  of: q
+"""
+
+
+def test_cloze_rules_have_codes_and_exact_text(sample: Path) -> None:
+    """Issue 12: a hint containing its answer (error); a deletion repeated by a sibling note, an
+    internal code, a fact without context (warnings; --strict fails them)."""
+    write_tree(sample, {"cards/rules.yaml": CLOZE_RULES})
+    result = CliRunner().invoke(main, ["check", "-C", str(sample)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    for expected in (
+        "cards/rules.yaml:7:17: E413 card 'f1': c1: the hint 'about 0.5' gives away its answer '0.5'; "
+        "expected a hint that does not contain it",
+        "cards/rules.yaml:7:40: E415 warning: card 'f1': formula: internal code '(F01)' in what the learner reads; "
+        "remove it (keep bookkeeping in YAML comments or tags)",
+        "cards/rules.yaml:10:3: E416 warning: card 'f2': a fact without 'context': expected a line saying what the fact is about",
+        "cards/rules.yaml:11:24: E414 warning: card 'f2': c1 deletes '0.5', as card 'f1' (also of 'q') does; "
+        "merge the two notes or delete different text",
+    ):
+        assert expected in lines, result.stderr
+
+
+def test_a_hint_that_is_not_its_answer_passes(sample: Path) -> None:
+    write_tree(
+        sample,
+        {
+            "cards/rules.yaml": CLOZE_RULES.replace("about 0.5", "a fraction")
+            .replace(" (F01)", "")
+            .replace("of units.'\n  of: q", "of units.'\n  context: Dropout.\n  of: q")
+            .replace("{{c1::0.5}} of", "{{c1::half}} of")
+        },
+    )
+    result = CliRunner().invoke(main, ["check", "-C", str(sample)])
+    assert result.exit_code == 0, result.stderr
+    assert "E41" not in result.stderr

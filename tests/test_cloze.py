@@ -120,10 +120,11 @@ def test_find_math_spans_and_validate_math() -> None:
 @pytest.mark.parametrize(
     ("formula", "expected"),
     [
+        # Every math deletion is wrapped in \class{db-cN}{...}: card N's CSS highlights it on the back.
         # '}}' inside a body is split by a space in math mode; a trailing '}' is separated.
         (
             r"x = {{c1::\frac{B}{B_{\text{base}}}}}",
-            r"\[ x = {{c1::\frac{B}{B_{\text{base} } } }} \]",
+            r"\[ x = {{c1::\class{db-c1}{\frac{B}{B_{\text{base} } } } }} \]",
         ),
         # Text mode: a space would show, so an HTML comment (Anki strips it in math).
         (
@@ -131,13 +132,18 @@ def test_find_math_spans_and_validate_math() -> None:
             r"\[ \text{x {{c1::\textbf{a}<!-- -->}} b} \]",
         ),
         # '::' in a body (inside a group, so not a hint) is split by a comment.
-        (r"{{c1::\text{a::b}}}", r"\[ {{c1::\text{a:<!-- -->:b} }} \]"),
+        (r"{{c1::\text{a::b}}}", r"\[ {{c1::\class{db-c1}{\text{a:<!-- -->:b} } }} \]"),
         # Hints in math are wrapped in \text so their spaces show.
-        (r"{{c1::a::two words}}", r"\[ {{c1::a::\text{two words} }} \]"),
+        (r"{{c1::a::two words}}", r"\[ {{c1::\class{db-c1}{a}::\text{two words} }} \]"),
         # <, >, & are HTML-escaped (Anki strips tags inside math).
-        (r"a < {{c1::b & c}}", r"\[ a &lt; {{c1::b &amp; c}} \]"),
+        (r"a < {{c1::b & c}}", r"\[ a &lt; {{c1::\class{db-c1}{b &amp; c} }} \]"),
         # A deletion right after '{' is separated from it.
-        (r"\sqrt{{{c1::x}}}", r"\[ \sqrt{ {{c1::x}} } \]"),
+        (r"\sqrt{{{c1::x}}}", r"\[ \sqrt{ {{c1::\class{db-c1}{x} }} } \]"),
+        # Author-marked breaks: a top-level \\ makes a multi-line display, aligned at a top-level &.
+        (r"a &= {{c1::b}} \\ &= c", r"\[ \begin{aligned} a &amp;= {{c1::\class{db-c1}{b} }} \\ &amp;= c \end{aligned} \]"),
+        (r"a = b \\ {{c2::c}}", r"\[ \begin{gathered} a = b \\ {{c2::\class{db-c2}{c} }} \end{gathered} \]"),
+        # \\ inside an environment is the environment's own.
+        (r"\begin{cases} a \\ b \end{cases}", r"\[ \begin{cases} a \\ b \end{cases} \]"),
     ],
 )
 def test_to_anki_formula(formula: str, expected: str) -> None:
@@ -149,7 +155,7 @@ def test_render_fact_protects_math_and_deletions_from_markdown() -> None:
     # Bodies stay Markdown; '*' (not '_', which is intraword next to a placeholder).
     out = render_fact(text, markdown.markdown)
     assert out == (
-        r"<p><strong>Decay</strong> \(\alpha \sim {{c1::0.999}}\), "
+        r"<p><strong>Decay</strong> \(\alpha \sim {{c1::\class{db-c1}{0.999} }}\), "
         r"{{c2::<em>x</em>::hint &amp; co}} and {{c3::\(a^{2}\)}}</p>"
     )
 

@@ -13,15 +13,10 @@ import markdown
 import pytest
 import yaml
 
+from deckbuild.importer.curation import load_curation
+from deckbuild.importer.prose import escape_markdown, render_inline, split_sentences
 from deckbuild.importer.seeds import SeedFormatError, normalize_ws, parse_seed
-from deckbuild.importer.update import (
-    escape_markdown,
-    import_seeds,
-    load_curation,
-    render_inline,
-    run_import,
-    split_sentences,
-)
+from deckbuild.importer.update import import_seeds, run_import
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REPO = Path(__file__).resolve().parents[1]
@@ -143,7 +138,7 @@ def test_markdown_renders_back_to_the_seed_text(imported: Path) -> None:
         fixes = curation.replacements.get(name.removesuffix(".txt"), {})
         for q in parse_seed(REPO / "seeds" / name).questions:
             card = cards[q.ref]
-            source = card["answer"] + "\n\n" + card.get("details", "")
+            source = card.get("details") or card["answer"]  # details: the seed's full answer
             shown = html.unescape(
                 re.sub(
                     r"<[^>]+>",
@@ -160,9 +155,9 @@ def test_markdown_renders_back_to_the_seed_text(imported: Path) -> None:
 def test_bullets_stay_bullets_and_prose_is_split(imported: Path) -> None:
     cards = {c["source"]: c for c in _cards(imported)}
     # Every seed bullet survives: in the answer, or (long answers, q40-q43) the first
-    # bullet is the answer's gist and the rest stay bullets in the details.
+    # bullet is the answer's gist and the whole list is in the details.
     bullets = sum(
-        (c["answer"].count("\n- ") + 1) + (c["details"].count("- ") if c.get("details") else 0)
+        c["details"].count("\n- ") + 1 if c.get("details") else c["answer"].count("\n- ") + 1
         for s, c in cards.items()
         if s.startswith("training")
     )
@@ -172,7 +167,8 @@ def test_bullets_stay_bullets_and_prose_is_split(imported: Path) -> None:
     for source, card in cards.items():
         if source.startswith("deep"):
             assert "\n" not in card["answer"] and len(card["answer"]) < 260, source
-            assert card["details"], source
+            # the details are the whole answer, which starts with the gist
+            assert (card.get("details") or card["answer"]).startswith(card["answer"].rstrip("\n")), source
     assert cards["deep-learning-120#q030"]["answer"].startswith("`model.eval()` changes")
     assert "z = w1\\*x1 + ... + wn\\*xn + b" in cards["deep-learning-120#q002"]["answer"]
 
@@ -198,11 +194,20 @@ def test_links(imported: Path) -> None:
 
 
 def test_shipped_cards_are_what_the_importer_writes(project: Path) -> None:
-    """The repo's cards/ equal a fresh import (nobody hand-edited them out of step)."""
+    """Re-importing the seeds into the repo's cards/ touches only what the seed owns.
+
+    Curated gists (`answer`) differ from the seed on purpose and are never rewritten; the
+    importer refreshes `details` (the seed's full answer), and nothing else.
+    """
     shutil.rmtree(project / "cards")
     shutil.copytree(REPO / "cards", project / "cards")
-    report = import_seeds(project, _seeds(project))
-    assert len(report.unchanged) == 163 and not report.written
+    before = {c["id"]: c for c in _cards(project)}
+    import_seeds(project, _seeds(project))
+    after = {c["id"]: c for c in _cards(project)}
+    assert set(after) == set(before)
+    for card_id, card in after.items():
+        old = {k: v for k, v in before[card_id].items() if k != "details"}
+        assert {k: v for k, v in card.items() if k != "details"} == old, card_id
 
 
 # --- re-import -------------------------------------------------------------------------
@@ -292,7 +297,8 @@ def test_modified_seed_reimport(project: Path) -> None:
     assert cards["label-noise"]["topics"] == ["uncategorized::new"]
 
     schedule = cards["use-learning-rate-schedule"]
-    assert "large language models" in schedule["answer"]
+    assert "large language models" in schedule["details"]  # the seed owns the details
+    assert "large language models" not in schedule["answer"]  # the gist is never rewritten
     assert schedule["topics"] == [
         "optimization::lr-schedule",
         "stability::initialization",
@@ -331,7 +337,8 @@ def test_bank_answer_edit_updates_text_only(project: Path) -> None:
     report = import_seeds(project, _seeds(project))
     assert report.updated == [card_id]
     card = next(c for c in _cards(project) if c["id"] == card_id)
-    assert card["answer"].startswith("Define the schedule in the units the implementation uses")
+    assert card["details"].startswith("Define the schedule in the units the implementation uses")
+    assert card["answer"].startswith("Define the schedule in the same units used by the implementation")
     assert card["related"] == ["learning-rate-scale-batch"]
     assert card["topics"] == ["optimization::sgd"]
     assert list(card)[:3] == ["id", "question", "answer"]
@@ -411,7 +418,8 @@ def test_split_sentences() -> None:
 
 
 def test_escape_markdown() -> None:
-    assert escape_markdown("fan_in * d_k [1, 4; 3, 2]") == r"fan\_in \* d\_k \[1, 4; 3, 2\]"
+    # Brackets stay as they are: "\\[1, 4\\]" would be display math on the card.
+    assert escape_markdown("fan_in * d_k [1, 4; 3, 2]") == r"fan\_in \* d\_k [1, 4; 3, 2]"
     assert escape_markdown("# not a heading") == r"\# not a heading"
     assert escape_markdown("1. not a list") == r"1\. not a list"
     assert escape_markdown("a < b & c") == "a < b & c"  # the compiler escapes HTML
@@ -419,7 +427,7 @@ def test_escape_markdown() -> None:
 
 def test_render_inline_code_allow_list() -> None:
     curation = load_curation(REPO / "seeds" / "curation.yaml")
-    from deckbuild.importer.update import _code_pattern
+    from deckbuild.importer.prose import code_pattern as _code_pattern
 
     code = _code_pattern(curation.code_identifiers)
     assert render_inline("Call torch.no_grad() or no_grad() then p.requires_grad.", code) == (
@@ -437,3 +445,37 @@ def test_same_seed_twice_is_refused(project: Path) -> None:
         import_seeds(project, [td, copy])
     assert info.value.code == "E331"
     assert _snapshot(project) == before
+
+
+def test_reimport_refreshes_details_and_keeps_a_curated_gist(project: Path) -> None:
+    """Issue 12: a gist rewritten by a curator survives a seed edit; the details follow the seed."""
+    card_id = "learning-rate-warmup-decay"
+    gist = "Ramp the LR up over the first steps, then decay it; count both in optimizer updates.\n"
+    _edit_card(project, card_id, answer=gist)
+    bank = project / "seeds" / BANK_NAME
+    bank.write_text(
+        bank.read_text(encoding="utf-8").replace(
+            "Define the schedule in the same units used by the implementation",
+            "Always define the schedule in the units the implementation counts",
+        ),
+        encoding="utf-8",
+    )
+    report = import_seeds(project, _seeds(project))
+    assert report.updated == [card_id]
+    card = next(c for c in _cards(project) if c["id"] == card_id)
+    assert card["answer"] == gist
+    assert card["details"].startswith("Always define the schedule in the units the implementation counts")
+    assert "same units used by" not in card["details"]
+    # a second import is a fixed point
+    assert not import_seeds(project, _seeds(project)).updated
+
+
+def test_literal_brackets_in_a_seed_render_as_brackets(project: Path) -> None:
+    """A shape written [B, C] in a seed shows as [B, C] on the card, not as display math."""
+    from deckbuild.render import markdown_html
+
+    cards = {c["id"]: c for c in _cards(project)}
+    for card_id in ("train-multiclass-classifier-cross", "input-images-typically-normalized"):
+        text = cards[card_id]["answer"] + "\n\n" + cards[card_id].get("details", "")
+        assert "\\[" not in text, card_id
+        assert re.search(r"\[[^\]]+\]", html.unescape(re.sub(r"<[^>]+>", "", markdown_html(text)))), card_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ankiutil import notes_by_card_id
-from cloze_support.anki_render import visible_text
+from cloze_support.anki_render import unwrap_highlight, visible_text
 from cloze_support.deck_cards import expected_side, load_cards, squash
 
 from deckbuild.cloze import cloze_numbers, validate_math
@@ -16,10 +16,12 @@ CARDS = {c["id"]: c for c in load_cards("formulas") + load_cards("facts")}
 def _cloze_text(rendered: str) -> str:
     """The visible text of the card's cloze field (our template wraps it in .db-cloze-text)."""
     match = re.search(
-        r'<div class="db-cloze-text">(.*?)</div>(?=<details|<div class="db-|</div>$|<div class="db-notice")', rendered, re.S
+        r'<div class="db-cloze-text">(.*?)</div>(?=<details|<div class="db-|</div>\s*<script>|<div class="db-notice")',
+        rendered,
+        re.S,
     )
     assert match, rendered[-500:]
-    return visible_text(match.group(1))
+    return visible_text(unwrap_highlight(match.group(1)))
 
 
 def test_every_cloze_card_renders_right(shipped_collection) -> None:

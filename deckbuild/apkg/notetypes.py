@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from importlib import resources
 
 from deckbuild.apkg import ids
 
@@ -34,96 +35,59 @@ CLOZE_FIELDS = (
     "Source", "Related", "Notice", "CardId", "Reserved1", "Reserved2",
 )  # fmt: skip
 
-CSS_VERSION = "2"
+CSS_VERSION = "3"
 
-CSS = """\
-/* deckbuild card style: phone first (360 px), night mode, no external resources. */
-.card {
-  font-family: -apple-system, "Segoe UI", Roboto, "Noto Sans", "Helvetica Neue", Arial, sans-serif;
-  font-size: 18px; line-height: 1.5; color: #1d1d1f; background: #ffffff;
-  text-align: left; margin: 0; padding: 0; overflow-wrap: anywhere;
-}
-.db { max-width: 42em; margin: 0 auto; padding: 12px 14px 24px; box-sizing: border-box; }
-.db-meta { font-size: 13px; color: #6b6b70; margin-bottom: 10px; letter-spacing: .01em; }
-.db-meta .db-diff { text-transform: uppercase; font-weight: 600; margin-right: .5em; }
-.db-diff-easy { color: #2e7d32; } .db-diff-medium { color: #a15c00; } .db-diff-hard { color: #b3261e; }
-.db-question { font-size: 20px; font-weight: 600; }
-.db-question p:first-child, .db-answer p:first-child { margin-top: 0; }
-#answer { border: 0; border-top: 1px solid #d7d7dc; margin: 14px 0; }
-.db-answer { font-size: 18px; }
-.db-details { margin-top: 14px; font-size: 16px; color: #3a3a3f; }
-.db-details summary { cursor: pointer; color: #0a63c2; font-weight: 600; padding: 6px 0; }
-.db-context { font-size: 16px; color: #3a3a3f; margin-bottom: 8px; }
-.db-cloze-text { font-size: 19px; }
-.cloze { font-weight: 700; color: #0a63c2; }
-.db-figure { margin: 16px 0 0; }
-.db-figure img { display: block; max-width: 100%; height: auto; border-radius: 6px; }
-.db-figure figcaption { font-size: 13px; color: #6b6b70; margin-top: 4px; }
-.db-notice { border-left: 4px solid #d08700; background: #fff6e0; color: #5c3d00;
-  padding: 8px 10px; margin: 12px 0; font-size: 15px; border-radius: 4px; }
-.db-source, .db-related-label { font-size: 12px; color: #8a8a90; margin-top: 16px; }
-.db-related { font-size: 14px; color: #55555a; margin: 4px 0 0; padding-left: 1.2em; }
-ul, ol { padding-left: 1.3em; margin: .4em 0; } li { margin: .25em 0; }
-code { font-family: "SFMono-Regular", Menlo, Consolas, "Liberation Mono", monospace;
-  font-size: .88em; background: #f0f0f3; padding: .05em .3em; border-radius: 4px; }
-pre { overflow-x: auto; background: #f0f0f3; padding: 8px 10px; border-radius: 6px; max-width: 100%; }
-pre code { background: none; padding: 0; }
-/* Wide things scroll inside their own box; the card itself never scrolls sideways. */
-table { display: block; overflow-x: auto; max-width: 100%; border-collapse: collapse; font-size: .9em;
-  overflow-wrap: break-word; } /* cells break words only when a word alone is too wide */
-td, th { border: 1px solid #d7d7dc; padding: 4px 8px; vertical-align: top; }
-th { text-align: left; background: #f6f6f8; }
-mjx-container[display="true"], .MathJax_Display, .db-math-block { overflow-x: auto; overflow-y: hidden; max-width: 100%;
-  padding: 2px 0; }
-mjx-container { max-width: 100%; }
-img { max-width: 100%; height: auto; }
-a { color: #0a63c2; }
-blockquote { margin: .6em 0; padding: 0 0 0 .8em; border-left: 3px solid #d7d7dc; color: #55555a; }
-/* Night mode: Anki desktop/AnkiMobile use .nightMode, AnkiDroid .night_mode. */
-.nightMode.card, .night_mode.card, .nightMode .card, .night_mode .card { color: #e6e6ea; background: #1c1c1e; }
-.nightMode .db-meta, .night_mode .db-meta, .nightMode .db-figure figcaption, .night_mode .db-figure figcaption { color: #a0a0a8; }
-.nightMode .db-diff-easy, .night_mode .db-diff-easy { color: #81c784; }
-.nightMode .db-diff-medium, .night_mode .db-diff-medium { color: #ffb74d; }
-.nightMode .db-diff-hard, .night_mode .db-diff-hard { color: #ef9a9a; }
-.nightMode #answer, .night_mode #answer { border-top-color: #3a3a3f; }
-.nightMode .db-details, .night_mode .db-details, .nightMode .db-context, .night_mode .db-context { color: #c8c8ce; }
-.nightMode .db-details summary, .night_mode .db-details summary, .nightMode .cloze, .night_mode .cloze { color: #7ab7ff; }
-.nightMode code, .night_mode code, .nightMode pre, .night_mode pre { background: #2c2c30; }
-.nightMode .db-notice, .night_mode .db-notice { background: #3a2c0c; color: #ffe0a3; }
-.nightMode .db-related, .night_mode .db-related { color: #b0b0b8; }
-.nightMode td, .night_mode td, .nightMode th, .night_mode th { border-color: #3a3a3f; }
-.nightMode th, .night_mode th { background: #26262a; }
-.nightMode a, .night_mode a { color: #7ab7ff; }
-.nightMode blockquote, .night_mode blockquote { border-left-color: #4a4a50; color: #b0b0b8; }
-/* Diagrams are drawn dark-on-white; invert them (keeping hues) so night mode has no white slab. */
-.nightMode img.diagram, .night_mode img.diagram { filter: invert(0.88) hue-rotate(180deg); }
-"""
+TEMPLATES = resources.files("deckbuild.apkg") / "templates"
+"""The card templates, CSS and script: files in deckbuild/apkg/templates/, shipped as package data."""
 
-_META = (
-    '<div class="db-meta">{{#Difficulty}}<span class="db-diff db-diff-{{Difficulty}}">{{Difficulty}}</span>{{/Difficulty}}'
-    '<span class="db-topics">{{Topics}}</span></div>'
-)
-_BACK_EXTRAS = (
-    '{{#Notice}}<div class="db-notice">{{Notice}}</div>{{/Notice}}'
-    '{{#Details}}<details class="db-details"><summary>More</summary>{{Details}}</details>{{/Details}}'
-    "{{Figure}}"
-    '{{#Source}}<div class="db-source">Source: {{Source}}</div>{{/Source}}'
-    "{{Related}}"
-)
+MAX_CLOZE_HIGHLIGHT = 50
+"""Cloze numbers whose revealed text inside math is highlighted on the back (see cloze_css)."""
 
-QA_FRONT = '<div class="db">' + _META + '<div class="db-question">{{Question}}</div></div>'
-QA_BACK = (
-    '<div class="db">' + _META + '<div class="db-question">{{Question}}</div>'
-    '<hr id="answer"><div class="db-answer">{{Answer}}</div>' + _BACK_EXTRAS + "</div>"
-)
-CLOZE_FRONT = (
-    '<div class="db">' + _META + '{{#Context}}<div class="db-context">{{Context}}</div>{{/Context}}'
-    '<div class="db-cloze-text">{{cloze:Text}}</div></div>'
-)
-CLOZE_BACK = (
-    '<div class="db">' + _META + '{{#Context}}<div class="db-context">{{Context}}</div>{{/Context}}'
-    '<div class="db-cloze-text">{{cloze:Text}}</div>' + _BACK_EXTRAS + "</div>"
-)
+
+def _template_file(name: str) -> str:
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def cloze_css(limit: int = MAX_CLOZE_HIGHLIGHT) -> str:
+    """Highlight the revealed deletion inside math on the back of card N.
+
+    Anki's renderer marks a revealed deletion with <span class="cloze"> only outside math;
+    inside \\( \\) / \\[ \\] it leaves bare LaTeX.  deckbuild therefore wraps each math
+    deletion of number N in \\class{db-cN}{...} (deckbuild/cloze.py), and card N's body has
+    class cardN (Anki desktop, AnkiDroid and AnkiMobile set it), so only card N's own
+    deletion is coloured; the other deletions of the note stay plain.
+    """
+    light = ", ".join(f".card{n} .db-c{n}" for n in range(1, limit + 1))
+    night = ", ".join(
+        f".nightMode.card{n} .db-c{n}, .night_mode.card{n} .db-c{n}, .nightMode .card{n} .db-c{n}, .night_mode .card{n} .db-c{n}"
+        for n in range(1, limit + 1)
+    )
+    return (
+        "/* The revealed deletion inside math (generated by deckbuild/apkg/notetypes.py:cloze_css). */\n"
+        f"{light} {{ color: #0a63c2; fill: #0a63c2; }}\n"
+        f"{night} {{ color: #7ab7ff; fill: #7ab7ff; }}\n"
+    )
+
+
+def _template(name: str) -> str:
+    """A card template from its file, with the shared parts filled in."""
+    text = _template_file(name)
+    parts = {
+        "[[meta]]": _template_file("_meta.html").strip(),
+        "[[back-extras]]": _template_file("_back-extras.html").strip(),
+        "[[fit]]": "<script>\n" + _template_file("fit.js").strip() + "\n</script>",
+    }
+    for marker, value in parts.items():
+        text = text.replace(marker, value)
+    return text.strip()
+
+
+CSS = _template_file("card.css") + cloze_css()
+
+QA_FRONT = _template("qa-front.html")
+QA_BACK = _template("qa-back.html")
+CLOZE_FRONT = _template("cloze-front.html")
+CLOZE_BACK = _template("cloze-back.html")
 
 
 @dataclass(frozen=True)

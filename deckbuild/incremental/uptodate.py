@@ -72,7 +72,7 @@ def code_fingerprint() -> str:
         digest = hashlib.blake2b(digest_size=16)
         digest.update(f"{__version__}\0{sys.version}\0".encode())
         package = Path(__file__).resolve().parent.parent  # the whole deckbuild package
-        for path in sorted(package.rglob("*.py")):
+        for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".html", ".css", ".js")):  # + templates
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         for name in _DEPENDENCIES:
             try:

@@ -140,7 +140,7 @@ def _field(note: Any, name: str) -> str:
 
 def visible_text(rendered: str) -> str:
     """What a learner reads on a rendered side: style and tags dropped, entities decoded."""
-    text = re.sub(r"<style>.*?</style>", " ", rendered, flags=re.DOTALL)
+    text = re.sub(r"<(style|script)>.*?</\1>", " ", rendered, flags=re.DOTALL)
     text = re.sub(r"<[^>]+>", " ", text)
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 
@@ -415,6 +415,15 @@ window.dbPreview = (function () {
       if (a) { e.preventDefault(); location.href = a.href; }
     });
   }
+  // Like Anki's reviewer (ts/reviewer setInnerHTML): the card's own scripts run, in order.
+  function setHtml(qa, content) {
+    qa.innerHTML = content;
+    qa.querySelectorAll("script").forEach(function (old) {
+      var script = document.createElement("script");
+      script.textContent = old.textContent;
+      old.replaceWith(script);
+    });
+  }
   // Like Anki's reviewer: replace #qa with the side's HTML, then typeset it again.
   var side = "front";
   function show(which) {
@@ -429,12 +438,12 @@ window.dbPreview = (function () {
       // cleared before the swap, or MathJax keeps the old side's formulas in its list.
       MathJax.startup.promise = MathJax.startup.promise.then(function () {
         MathJax.typesetClear([qa]);
-        qa.innerHTML = content;
+        setHtml(qa, content);
         return MathJax.typesetPromise([qa]);
       });
       return MathJax.startup.promise;
     }
-    qa.innerHTML = content;
+    setHtml(qa, content);
     return Promise.resolve();  // MathJax (deferred) has not started yet: its start-up typesets #qa
   }
   function flip() { return show(side === "front" ? "back" : "front"); }

@@ -68,8 +68,34 @@ def render_cloze(text: str) -> list[RenderedCard]:
 
 
 def _body(rendered: str) -> str:
-    """Drop the ``<style>`` block Anki prepends to every rendered side."""
-    return re.sub(r"(?s)<style>.*?</style>", "", rendered)
+    """Drop the ``<style>`` block Anki prepends to every rendered side, and the highlight wrappers."""
+    return unwrap_highlight(re.sub(r"(?s)<style>.*?</style>", "", rendered))
+
+
+def unwrap_highlight(side: str) -> str:
+    r"""``side`` without deckbuild's ``\class{db-cN}{...}`` around math deletions (kept: their body).
+
+    The wrapper only colours card N's revealed deletion (test_cloze_highlight checks it);
+    the tests comparing what a side says compare the text without it.
+    """
+    out: list[str] = []
+    pos = 0
+    for match in re.finditer(r"\\class\{db-c\d+\}\{", side):
+        if match.start() < pos:
+            continue
+        out.append(side[pos : match.start()])
+        depth, i = 1, match.end()
+        while i < len(side) and depth:
+            if side[i] == "\\":
+                i += 2  # an escaped brace \{ or \} does not count
+                continue
+            depth += {"{": 1, "}": -1}.get(side[i], 0)
+            i += 1
+        out.append(side[match.end() : i - 1])
+        pos = i
+    out.append(side[pos:])
+    joined = "".join(out)
+    return unwrap_highlight(joined) if joined != side and "\\class{db-c" in joined else joined
 
 
 def visible_text(fragment: str) -> str:
