@@ -148,3 +148,54 @@ def test_refuses_every_path_outside_the_site(sample: Path) -> None:
             assert b"namespace" not in body and b"root:" not in body and b"<li" not in body, path
         assert _raw(port, "/index.html", "HEAD") == (200, b"")
         (site / "out-link").unlink()
+
+
+def test_index_titles_never_cut_a_formula_and_the_offline_site_has_no_reload_script(tmp_path: Path) -> None:
+    import html
+    import re
+
+    from deckbuild.preview.site import write_preview
+
+    repo = Path(__file__).resolve().parents[1]
+    out = tmp_path / "site"
+    import shutil
+
+    project = tmp_path / "deck"
+    for name in ("deck.yaml", "cards", "media"):
+        source = repo / name
+        if source.is_dir():
+            shutil.copytree(source, project / name)
+        elif source.exists():
+            project.mkdir(exist_ok=True)
+            shutil.copyfile(source, project / name)
+    write_preview(project, out)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    titles = [html.unescape(t) for t in re.findall(r'<span class="pv-title">(.*?)</span>', index)]
+    assert len(titles) > 300
+    for title in titles:
+        outside = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", "", title)
+        assert "\\(" not in outside and "\\[" not in outside and "\\)" not in outside and "\\]" not in outside, title
+    for page in [out / "index.html", *sorted((out / "cards").iterdir())]:
+        assert "__deckbuild" not in page.read_text(encoding="utf-8") and "livereload" not in page.read_text(encoding="utf-8")
+
+
+def test_an_open_page_reloads_by_itself_after_an_edit(sample: Path) -> None:
+    from browser import launch_browser
+
+    cards = sample / "cards" / "basics.yaml"
+    with serving(sample) as (_proc, base, _port), launch_browser() as browser:
+        page = browser.new_page()
+        page.goto(base + "cards/math-answer.html")
+        page.wait_for_selector("#qa .db-question")
+        assert "What does softmax compute?" in page.inner_text("#qa")
+        page.evaluate("window.__notReloaded = true")
+        _edit(cards, "What does softmax compute?", "What does the softmax layer compute?")
+        page.wait_for_function("document.body.innerText.includes('the softmax layer compute')", timeout=int(DEADLINE * 1000))
+        assert page.evaluate("window.__notReloaded === undefined")  # a fresh page: it reloaded itself
+        # a broken edit shows its problems over the last good page, a fix clears them
+        _edit(cards, "  difficulty: medium\n", "  difficulty: [medium\n")
+        page.wait_for_selector("#db-serve-problems", timeout=int(DEADLINE * 1000))
+        assert "cards/basics.yaml:" in page.inner_text("#db-serve-problems")
+        assert "the softmax layer compute" in page.inner_text("#qa")
+        _edit(cards, "  difficulty: [medium\n", "  difficulty: medium\n")
+        page.wait_for_selector("#db-serve-problems", state="detached", timeout=int(DEADLINE * 1000))

@@ -172,20 +172,19 @@ def make_handler(site: Path, state: State) -> type[http.server.BaseHTTPRequestHa
                 return self._send(200, body, "application/json", head)
             package = state.package
             if package is not None and path == "/" + urllib.parse.quote(package.name):
-                data = package.read_bytes()
                 disposition = {"Content-Disposition": f'attachment; filename="{package.name}"'}
-                return self._send(200, data, "application/octet-stream", head, disposition)
+                return self._send(200, package.read_bytes(), "application/octet-stream", head, disposition)
             with state.site_lock:
                 target = resolve_request(site, self.path)
-                data = target.read_bytes() if target is not None else None
-            if target is None or data is None:
+                content = target.read_bytes() if target is not None else None
+            if target is None or content is None:
                 if path in ("/", "/index.html") and state.version == 0:
                     return self._send(200, _inject(EMPTY_PAGE, state, True), "text/html; charset=utf-8", head)
                 return self._send(404, b"not found\n", "text/plain; charset=utf-8", head)
             ctype = _content_type(target)
             if ctype.startswith("text/html"):
-                data = _inject(data, state, target == (site.resolve() / "index.html"))
-            return self._send(200, data, ctype, head)
+                content = _inject(content, state, target == (site.resolve() / "index.html"))
+            return self._send(200, content, ctype, head)
 
     return Handler
 

@@ -258,7 +258,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
             f'<a href="cards/{html.escape(view.key)}.html">'
             f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
             f'<span class="pv-kind">{html.escape(view.kind)}</span>'
-            f'<span class="pv-title">{html.escape(_shorten(view.title, 220))}</span>'
+            f'<span class="pv-title">{html.escape(shorten_title(view.title, 220))}</span>'
             f'<span class="pv-sub">{html.escape(view.key)} · {html.escape(topic_text)}</span></a></li>'
         )
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
@@ -336,6 +336,30 @@ def _difficulty_rank(value: str) -> tuple[int, str]:
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# \( ... \) and \[ ... \] spans, which MathJax typesets in the index; never cut one in half.
+_MATH_SPAN = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+
+
+def shorten_title(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters at a boundary outside formulas (issue 15).
+
+    A cut that would fall inside a formula keeps the whole formula if it ends within
+    `limit // 2` more characters, else cuts before it; an unclosed delimiter is dropped.
+    """
+    if len(text) <= limit:
+        return text
+    cut = limit - 1
+    for span in _MATH_SPAN.finditer(text):
+        if span.start() < cut < span.end():
+            cut = span.end() if span.end() <= limit + limit // 2 else span.start()
+            break
+    head = text[:cut]
+    opened = max(head.rfind("\\("), head.rfind("\\["))
+    if opened >= 0 and not _MATH_SPAN.search(head, opened):
+        head = head[:opened]  # an opening delimiter without its closing one
+    return head.rstrip() + "…" if cut < len(text) else head
 
 
 # The preview's own chrome: a quiet bar above the card; never styles the card itself.
