@@ -199,3 +199,29 @@ def test_an_open_page_reloads_by_itself_after_an_edit(sample: Path) -> None:
         assert "the softmax layer compute" in page.inner_text("#qa")
         _edit(cards, "  difficulty: [medium\n", "  difficulty: medium\n")
         page.wait_for_selector("#db-serve-problems", state="detached", timeout=int(DEADLINE * 1000))
+
+
+def test_incremental_preview_rewrites_only_the_edited_cards_pages_and_matches_a_full_one(sample: Path, tmp_path: Path) -> None:
+    from deckbuild.preview.site import write_preview
+
+    def tree(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    out = sample / "dist" / "preview"
+    first = write_preview(sample, out, incremental=True)
+    assert "index.html" in first.written and "cards/escaping.html" in first.written
+    again = write_preview(sample, out, incremental=True)
+    assert again.written == ("index.html",) or again.written == ()
+    before = tree(out)
+    _edit(sample / "cards" / "basics.yaml", "What does softmax compute?", "What does softmax output?")
+    edited = write_preview(sample, out, incremental=True)
+    write_preview(sample, tmp_path / "full")
+    after = tree(tmp_path / "full")
+    assert tree(out) == after
+    # exactly the pages that show the edited text (the card, the cards linking to it, the index)
+    assert set(edited.written) == {name for name in after if before.get(name) != after[name]}
+    assert "cards/math-answer.html" in edited.written and "cards/escaping.html" not in edited.written
+    assert len(edited.written) < len(after) // 4
+    (out / "cards" / "escaping.html").write_text("tampered", encoding="utf-8")
+    assert "cards/escaping.html" in write_preview(sample, out, incremental=True).written
+    assert tree(out) == tree(tmp_path / "full")

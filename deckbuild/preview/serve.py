@@ -70,7 +70,6 @@ class State:
     problems: list[str] = field(default_factory=list)
     package: Path | None = None
     changed: threading.Condition = field(default_factory=threading.Condition)
-    site_lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: bool = False
 
     def publish(self, ok: bool, problems: list[str], package: Path | None) -> None:
@@ -174,9 +173,11 @@ def make_handler(site: Path, state: State) -> type[http.server.BaseHTTPRequestHa
             if package is not None and path == "/" + urllib.parse.quote(package.name):
                 disposition = {"Content-Disposition": f'attachment; filename="{package.name}"'}
                 return self._send(200, package.read_bytes(), "application/octet-stream", head, disposition)
-            with state.site_lock:
-                target = resolve_request(site, self.path)
+            target = resolve_request(site, self.path)
+            try:
                 content = target.read_bytes() if target is not None else None
+            except OSError:
+                content = None
             if target is None or content is None:
                 if path in ("/", "/index.html") and state.version == 0:
                     return self._send(200, _inject(EMPTY_PAGE, state, True), "text/html; charset=utf-8", head)
@@ -242,8 +243,7 @@ def _rebuild(root: Path, out: Path, state: State, echo: Echo, reason: str) -> No
 
     started = time.perf_counter()
     try:
-        with state.site_lock:
-            result = write_preview(root, out)
+        result = write_preview(root, out, incremental=True)  # each file replaced atomically
     except DeckbuildError as exc:
         problems = [p.format() for p in exc.problems()] or [str(exc)]
         state.publish(False, problems, None)
@@ -260,7 +260,8 @@ def _rebuild(root: Path, out: Path, state: State, echo: Echo, reason: str) -> No
     project, _ = load_project(root)
     package = output_path(project) if project is not None else None
     state.publish(True, [], package)
-    echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {result.cards} cards")
+    pages = sum(1 for f in result.written if f.endswith(".html"))
+    echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {result.cards} cards, {pages} pages rewritten")
 
 
 def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Echo, debounce_ms: int) -> None:
