@@ -332,6 +332,29 @@ def preview(project: Path, out: Path | None, quiet: bool, check_fit: bool) -> No
             click.echo(f"all {result.cards} cards fit a 360-px screen, light and night")
 
 
+@main.command()
+@PROJECT_OPTION
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; 0.0.0.0 serves your LAN (prints its URL and a QR code).",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (the next free one if taken).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the preview in a browser.")
+@handles_errors
+def serve(project: Path, host: str, port: int, open_browser: bool) -> None:
+    """Build, serve the preview, rebuild on every save and reload open pages (Ctrl-C stops).
+
+    Watches deck.yaml, cards/ and media/.  An edit that does not build keeps the last good
+    preview on screen with every problem over it.  With --host 0.0.0.0 a phone on the same
+    network can open the preview and download the deck (.apkg) from its index.
+    """
+    from deckbuild.preview.serve import serve as run_serve
+
+    run_serve(project, host=host, port=port, open_browser=open_browser, echo=lambda line: click.echo(line, err=True))
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))

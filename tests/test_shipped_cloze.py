@@ -46,8 +46,13 @@ def test_every_cloze_card_renders_right(shipped_collection) -> None:
                 assert "{{" not in side, card_id
                 # No stray brace: what is left of the LaTeX is balanced.
                 assert not [p for p in validate_math(side) if p.code == "E401"], (card_id, side)
-        # Tagged like the question it comes from, plus its kind.
+        # Tagged like the question it comes from, plus its kind; a difficulty judged for the
+        # note itself replaces the inherited one.
         parent = notes_by_card_id(shipped_collection)[source["of"]]
-        inherited = {t for t in parent.tags if t.startswith(("difficulty::", "topic::", "source::"))}
+        prefixes = ("topic::", "source::") if "difficulty" in source else ("difficulty::", "topic::", "source::")
+        inherited = {t for t in parent.tags if t.startswith(prefixes)}
         assert inherited <= set(note.tags), card_id
+        if "difficulty" in source:
+            assert f"difficulty::{source['difficulty']}" in note.tags, card_id
+            assert sum(t.startswith("difficulty::") for t in note.tags) == 1, card_id
         assert ("kind::formula" if "formula" in source else "kind::fact") in note.tags

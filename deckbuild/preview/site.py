@@ -17,9 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import DeckbuildError
+
+if TYPE_CHECKING:
+    from deckbuild.preview.pages import SiteWriter
 
 Progress = Callable[[int, int, str], None]
 
@@ -67,10 +70,15 @@ class PreviewResult:
     cards: int
     media: int
     views: tuple[CardView, ...]  # every card in study order, as rendered
+    written: tuple[str, ...] = ()  # the files (relative to the site) this run wrote
 
 
-def write_preview(root: Path, out_dir: Path, progress: Progress | None = None) -> PreviewResult:
-    """Build the deck, render every card with the Anki backend, write the static site to `out_dir`."""
+def write_preview(root: Path, out_dir: Path, progress: Progress | None = None, *, incremental: bool = False) -> PreviewResult:
+    """Build the deck, render every card with the Anki backend, write the static site to `out_dir`.
+
+    `incremental` (deckbuild serve): keep a previous site and rewrite only the files whose
+    bytes changed, tracked in .deckbuild-cache/ (same result as a full run).
+    """
     from deckbuild.build import build, load_project
 
     # Stage 1: the package, through the same pipeline (and checks) as `deckbuild build`.
@@ -81,9 +89,17 @@ def write_preview(root: Path, out_dir: Path, progress: Progress | None = None) -
     with tempfile.TemporaryDirectory(prefix="deckbuild-preview-") as tmp:
         views, media = render_cards(result.path, Path(tmp), progress)
         # Stage 3: now that all data is gathered, write the site.
-        _prepare(out_dir)
-        _write_site(out_dir, deck_name, views, media, progress)
-    return PreviewResult(out_dir / "index.html", len(views), len(media), tuple(views))
+        # --- incremental hook (issue 15): a writer that skips files already up to date ---
+        from deckbuild.preview.pages import MANIFEST, SiteWriter
+
+        manifest = root / ".deckbuild-cache" / MANIFEST
+        if not (incremental and (out_dir / MARKER).exists()):
+            manifest.unlink(missing_ok=True)
+            _prepare(out_dir)
+        writer = SiteWriter(out_dir, manifest if incremental else None)
+        _write_site(out_dir, deck_name, views, media, progress, writer)
+        writer.finish()
+    return PreviewResult(out_dir / "index.html", len(views), len(media), tuple(views), tuple(writer.written))
 
 
 def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[list[CardView], list[Path]]:
@@ -166,30 +182,28 @@ def _prepare(out_dir: Path) -> None:
     (out_dir / MARKER).write_text("Written by `deckbuild preview`; replaced on every run.\n", encoding="utf-8")
 
 
-def _write_site(out_dir: Path, deck: str, views: Sequence[CardView], media: Sequence[Path], progress: Progress | None) -> None:
+def _write_site(
+    out_dir: Path, deck: str, views: Sequence[CardView], media: Sequence[Path], progress: Progress | None, writer: SiteWriter
+) -> None:
     # MathJax: the SVG component and the TeX extensions it loads on demand (noerrors, mhchem, ...).
     source = mathjax_dir()
-    target = out_dir / "mathjax"
-    shutil.copytree(source / "input" / "tex" / "extensions", target / "input" / "tex" / "extensions")
-    shutil.copyfile(source / "tex-svg.js", target / "tex-svg.js")
-    shutil.copyfile(source.parent / "LICENSE", target / "LICENSE")
-    assets = out_dir / "assets"
-    assets.mkdir()
-    (assets / "preview.css").write_text(CHROME_CSS, encoding="utf-8")
-    (assets / "preview.js").write_text(MATHJAX_CONFIG + CHROME_JS, encoding="utf-8")
-    (out_dir / "media").mkdir()
+    extensions = source / "input" / "tex" / "extensions"
+    for path in sorted(p for p in extensions.rglob("*") if p.is_file()):
+        writer.write(f"mathjax/input/tex/extensions/{path.relative_to(extensions).as_posix()}", path.read_bytes())
+    writer.write("mathjax/tex-svg.js", (source / "tex-svg.js").read_bytes())
+    writer.write("mathjax/LICENSE", (source.parent / "LICENSE").read_bytes())
+    writer.write("assets/preview.css", CHROME_CSS.encode("utf-8"))
+    writer.write("assets/preview.js", (MATHJAX_CONFIG + CHROME_JS).encode("utf-8"))
     for path in media:
-        shutil.copyfile(path, out_dir / "media" / path.name)
-    pages = out_dir / "cards"
-    pages.mkdir()
+        writer.write(f"media/{path.name}", path.read_bytes())
     for index, view in enumerate(views):
         prev_key = views[index - 1].key if index > 0 else None
         next_key = views[index + 1].key if index + 1 < len(views) else None
         page = card_page(deck, view, prev_key, next_key, index + 1, len(views))
-        (pages / f"{view.key}.html").write_text(page, encoding="utf-8")
+        writer.write(f"cards/{view.key}.html", page.encode("utf-8"))
         if progress and ((index + 1) % 100 == 0 or index + 1 == len(views)):
             progress(index + 1, len(views), "wrote card pages")
-    (out_dir / "index.html").write_text(index_page(deck, views), encoding="utf-8")
+    writer.write("index.html", index_page(deck, views).encode("utf-8"))
 
 
 def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | None, number: int, total: int) -> str:
@@ -258,7 +272,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
             f'<a href="cards/{html.escape(view.key)}.html">'
             f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
             f'<span class="pv-kind">{html.escape(view.kind)}</span>'
-            f'<span class="pv-title">{html.escape(_shorten(view.title, 220))}</span>'
+            f'<span class="pv-title">{html.escape(shorten_title(view.title, 220))}</span>'
             f'<span class="pv-sub">{html.escape(view.key)} · {html.escape(topic_text)}</span></a></li>'
         )
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
@@ -336,6 +350,30 @@ def _difficulty_rank(value: str) -> tuple[int, str]:
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# \( ... \) and \[ ... \] spans, which MathJax typesets in the index; never cut one in half.
+_MATH_SPAN = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+
+
+def shorten_title(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters at a boundary outside formulas (issue 15).
+
+    A cut that would fall inside a formula keeps the whole formula if it ends within
+    `limit // 2` more characters, else cuts before it; an unclosed delimiter is dropped.
+    """
+    if len(text) <= limit:
+        return text
+    cut = limit - 1
+    for span in _MATH_SPAN.finditer(text):
+        if span.start() < cut < span.end():
+            cut = span.end() if span.end() <= limit + limit // 2 else span.start()
+            break
+    head = text[:cut]
+    opened = max(head.rfind("\\("), head.rfind("\\["))
+    if opened >= 0 and not _MATH_SPAN.search(head, opened):
+        head = head[:opened]  # an opening delimiter without its closing one
+    return head.rstrip() + "…" if cut < len(text) else head
 
 
 # The preview's own chrome: a quiet bar above the card; never styles the card itself.

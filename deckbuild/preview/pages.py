@@ -1,0 +1,64 @@
+"""Incremental writes of the preview site: a manifest of every file's hash in .deckbuild-cache/.
+
+`deckbuild serve` rewrites only the files whose bytes changed (the pages of edited cards,
+the index) and leaves the rest untouched, so the result is byte-identical to a full
+`deckbuild preview` while most files are never opened.  A file changed or removed behind
+the manifest's back (size or mtime differ) is written again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+MANIFEST = "preview-pages.json"
+
+
+class SiteWriter:
+    """Writes files under `out_dir`, skipping those the manifest says are already there."""
+
+    def __init__(self, out_dir: Path, manifest: Path | None) -> None:
+        self.out_dir = out_dir
+        self.manifest = manifest
+        self.known: dict[str, list[object]] = {}
+        self.seen: dict[str, list[object]] = {}
+        self.written: list[str] = []
+        if manifest is not None and manifest.is_file():
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+                if data.get("out") == str(out_dir.resolve()):
+                    self.known = dict(data.get("files", {}))
+            except (OSError, ValueError):
+                self.known = {}
+
+    def _stat(self, path: Path) -> list[object] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return [st.st_size, st.st_mtime_ns]
+
+    def write(self, rel: str, data: bytes) -> None:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.out_dir / rel
+        entry = self.known.get(rel)
+        if entry is not None and entry[0] == digest and self._stat(path) == entry[1:]:
+            self.seen[rel] = entry
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)  # a server reading the page meanwhile sees the old or the new one
+        self.seen[rel] = [digest, *(self._stat(path) or [])]
+        self.written.append(rel)
+
+    def finish(self) -> None:
+        """Remove files of the last run that this run did not write; save the manifest."""
+        for rel in sorted(set(self.known) - set(self.seen)):
+            (self.out_dir / rel).unlink(missing_ok=True)
+        if self.manifest is not None:
+            self.manifest.parent.mkdir(parents=True, exist_ok=True)
+            data = {"out": str(self.out_dir.resolve()), "files": dict(sorted(self.seen.items()))}
+            self.manifest.write_text(json.dumps(data) + "\n", encoding="utf-8")

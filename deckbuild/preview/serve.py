@@ -1,0 +1,333 @@
+"""`deckbuild serve`: build, serve the preview over HTTP, rebuild on every save, reload open pages.
+
+Modelled on `mkdocs serve`: one watcher thread that rebuilds (so never two builds at once,
+and a burst of saves debounced into one rebuild), a threaded HTTP server that only reads
+files of the site and the current package, and a long-poll endpoint the injected
+live-reload script waits on.  The reload script and the error overlay are added to pages
+as they are served; the files on disk are exactly what `deckbuild preview` writes.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import posixpath
+import signal
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deckbuild.errors import DeckbuildError
+
+Echo = Callable[[str], None]
+POLL_SECONDS = 20.0
+SERVE_PREFIX = "/__deckbuild/"
+WATCHED_DIRS = ("cards", "media")
+
+LIVERELOAD_JS = """\
+(function () {
+  var version = window.dbServe.version, seq = -1;
+  function overlay(problems) {
+    var box = document.getElementById("db-serve-problems");
+    if (!problems.length) { if (box) box.remove(); return; }
+    if (!box) {
+      box = document.createElement("div"); box.id = "db-serve-problems";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "position:fixed;left:0;right:0;bottom:0;max-height:60%;overflow:auto;z-index:99999;" +
+        "background:#fff0f0;color:#8a1010;border-top:3px solid #b3261e;padding:10px 14px;" +
+        "font:13px/1.5 ui-monospace,monospace;white-space:pre-wrap;";
+      document.body.appendChild(box);
+    }
+    box.textContent = "The last edit does not build (this is the last good preview):\\n" + problems.join("\\n");
+  }
+  function poll() {
+    fetch("/__deckbuild/events?since=" + seq, {cache: "no-store"})
+      .then(function (r) { return r.json(); })
+      .then(function (s) {
+        seq = s.seq;
+        if (s.version !== version) { location.reload(); return; }
+        overlay(s.problems); poll();
+      })
+      .catch(function () { setTimeout(poll, 1000); });
+  }
+  poll();
+})();
+"""
+
+
+@dataclass
+class State:
+    """What the live-reload script waits on: the good site's version and the current problems."""
+
+    version: int = 0  # bumped by every successful rebuild
+    seq: int = 0  # bumped by every rebuild, good or bad
+    problems: list[str] = field(default_factory=list)
+    package: Path | None = None
+    changed: threading.Condition = field(default_factory=threading.Condition)
+    stopping: bool = False
+
+    def publish(self, ok: bool, problems: list[str], package: Path | None) -> None:
+        with self.changed:
+            if ok:
+                self.version += 1
+                self.package = package
+            self.seq += 1
+            self.problems = problems
+            self.changed.notify_all()
+
+    def wait(self, since: int) -> dict[str, Any]:
+        with self.changed:
+            self.changed.wait_for(lambda: self.seq != since or self.stopping, timeout=POLL_SECONDS)
+            return {"version": self.version, "seq": self.seq, "problems": list(self.problems)}
+
+
+def resolve_request(site: Path, raw_path: str) -> Path | None:
+    """The file of `site` a request path names, or None (traversal, absolute, symlink out, missing)."""
+    path = urllib.parse.urlsplit(raw_path).path
+    decoded = urllib.parse.unquote(path)
+    if "\\" in decoded or "\x00" in decoded or not decoded.startswith("/"):
+        return None
+    parts = [p for p in decoded.split("/") if p]
+    if any(p in (".", "..") or ":" in p for p in parts):
+        return None
+    if posixpath.normpath(decoded) != decoded.rstrip("/") and decoded != "/":
+        return None
+    root = site.resolve()
+    candidate = root.joinpath(*parts)
+    if candidate.is_dir():
+        candidate = candidate / "index.html"
+    try:
+        real = candidate.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    if not real.is_relative_to(root) or not real.is_file():
+        return None
+    return real
+
+
+def _inject(page: bytes, state: State, is_index: bool) -> bytes:
+    text = page.decode("utf-8")
+    script = f'<script>window.dbServe = {{version: {state.version}}};</script><script src="{SERVE_PREFIX}livereload.js"></script>'
+    if is_index and state.package is not None:
+        name = state.package.name
+        link = (
+            f'<p class="pv-help pv-download"><a href="/{urllib.parse.quote(name)}" download="{name}">'
+            f"Download the deck ({name}, {state.package.stat().st_size // 1024} KiB)</a> — open it on a phone to import it"
+            " into AnkiDroid or AnkiMobile.</p>"
+        )
+        text = text.replace("</header>", link + "\n</header>", 1)
+    text = text.replace("</body>", script + "\n</body>", 1) if "</body>" in text else text + script
+    return text.encode("utf-8")
+
+
+EMPTY_PAGE = b"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>deckbuild serve</title></head>
+<body><p>No good build yet: fix the problems below and save.</p></body></html>"""
+
+
+def make_handler(site: Path, state: State) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        """GET/HEAD only, files of the site and the current package only; no listings."""
+
+        server_version = "deckbuild-serve"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_HEAD(self) -> None:
+            self._answer(head=True)
+
+        def do_GET(self) -> None:
+            self._answer(head=False)
+
+        def _send(self, code: int, body: bytes, ctype: str, head: bool, extra: dict[str, str] | None = None) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def _answer(self, head: bool) -> None:
+            path = urllib.parse.urlsplit(self.path).path
+            if path == SERVE_PREFIX + "livereload.js":
+                return self._send(200, LIVERELOAD_JS.encode(), "text/javascript; charset=utf-8", head)
+            if path == SERVE_PREFIX + "events":
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                try:
+                    since = int(query.get("since", ["-1"])[0])
+                except ValueError:
+                    since = -1
+                body = json.dumps(state.wait(since)).encode()
+                return self._send(200, body, "application/json", head)
+            package = state.package
+            if package is not None and path == "/" + urllib.parse.quote(package.name):
+                disposition = {"Content-Disposition": f'attachment; filename="{package.name}"'}
+                return self._send(200, package.read_bytes(), "application/octet-stream", head, disposition)
+            target = resolve_request(site, self.path)
+            try:
+                content = target.read_bytes() if target is not None else None
+            except OSError:
+                content = None
+            if target is None or content is None:
+                if path in ("/", "/index.html") and state.version == 0:
+                    return self._send(200, _inject(EMPTY_PAGE, state, True), "text/html; charset=utf-8", head)
+                return self._send(404, b"not found\n", "text/plain; charset=utf-8", head)
+            ctype = _content_type(target)
+            if ctype.startswith("text/html"):
+                content = _inject(content, state, target == (site.resolve() / "index.html"))
+            return self._send(200, content, ctype, head)
+
+    return Handler
+
+
+def _content_type(path: Path) -> str:
+    types = {
+        ".html": "text/html; charset=utf-8",
+        ".css": "text/css; charset=utf-8",
+        ".js": "text/javascript; charset=utf-8",
+        ".png": "image/png",
+        ".svg": "image/svg+xml",
+        ".jpg": "image/jpeg",
+        ".jpeg": "image/jpeg",
+        ".gif": "image/gif",
+        ".webp": "image/webp",
+    }
+    return types.get(path.suffix.lower(), "application/octet-stream")
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a browser hanging up mid-response is not worth a traceback
+
+
+def _bind(host: str, port: int, state: State, site: Path) -> _Server:
+    handler = make_handler(site, state)
+    last: OSError | None = None
+    for candidate in range(port, port + 20) if port else [0]:
+        try:
+            return _Server((host, candidate), handler)
+        except OSError as exc:
+            last = exc
+    raise ServeError(f"cannot listen on {host} ports {port}-{port + 19}: {last}; choose another with --port")
+
+
+class ServeError(DeckbuildError):
+    """The server cannot start (no free port, bad host)."""
+
+
+def lan_address() -> str:
+    """This machine's address on the local network (no packet is sent: UDP connect only picks a route)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            return str(probe.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
+
+
+def _rebuild(root: Path, out: Path, state: State, echo: Echo, reason: str) -> None:
+    from deckbuild.preview.site import write_preview
+
+    started = time.perf_counter()
+    try:
+        result = write_preview(root, out, incremental=True)  # each file replaced atomically
+    except DeckbuildError as exc:
+        problems = [p.format() for p in exc.problems()] or [str(exc)]
+        state.publish(False, problems, None)
+        echo(f"build failed ({reason}); still serving the last good preview:")
+        for line in problems:
+            echo(f"  {line}")
+        return
+    except Exception as exc:  # a bug in deckbuild: keep serving, say so
+        state.publish(False, [f"internal error: {type(exc).__name__}: {exc}"], None)
+        echo(f"internal error while rebuilding: {type(exc).__name__}: {exc}")
+        return
+    from deckbuild.build import load_project, output_path
+
+    project, _ = load_project(root)
+    package = output_path(project) if project is not None else None
+    state.publish(True, [], package)
+    pages = sum(1 for f in result.written if f.endswith(".html"))
+    echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {result.cards} cards, {pages} pages rewritten")
+
+
+def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Echo, debounce_ms: int) -> None:
+    import watchfiles
+
+    root_abs = root.resolve()
+
+    class SourceFilter(watchfiles.DefaultFilter):
+        def __call__(self, change: watchfiles.Change, path: str) -> bool:
+            try:
+                rel = Path(path).resolve().relative_to(root_abs)
+            except ValueError:
+                return False
+            ok = rel.as_posix() == "deck.yaml" or (bool(rel.parts) and rel.parts[0] in WATCHED_DIRS)
+            return ok and super().__call__(change, path)
+
+    for changes in watchfiles.watch(root_abs, watch_filter=SourceFilter(), debounce=debounce_ms, step=50, stop_event=stop):
+        names = sorted({Path(p).resolve().relative_to(root_abs).as_posix() for _c, p in changes})
+        _rebuild(root, out, state, echo, ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+
+
+def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, debounce_ms: int = 200) -> None:
+    """Build, serve on host:port, rebuild on every save, until Ctrl-C (returns normally then)."""
+    from deckbuild.build import load_project
+
+    loaded, _ = load_project(root)
+    out = root / (loaded.config.output if loaded is not None else "dist") / "preview"
+    state = State()
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    server: _Server | None = None
+    watcher: threading.Thread | None = None
+    try:
+        echo("building the deck and its preview ...")
+        _rebuild(root, out, state, echo, "first build")
+        server = _bind(host, port, state, out)
+        bound = server.server_address[1]
+        threading.Thread(target=server.serve_forever, name="deckbuild-http", daemon=True).start()
+        watcher = threading.Thread(target=_watch, args=(root, out, state, stop, echo, debounce_ms), name="deckbuild-watch")
+        watcher.start()
+        local = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}/"
+        echo(f"serving {local} (watching deck.yaml, cards/, media/; Ctrl-C stops)")
+        if host in ("0.0.0.0", ""):
+            import segno
+
+            lan = f"http://{lan_address()}:{bound}/"
+            echo(f"on your network: {lan} (scan to open it on a phone):")
+            segno.make(lan).terminal(out=sys.stdout, compact=True)
+            sys.stdout.flush()
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(local)
+        while watcher.is_alive():
+            watcher.join(0.5)
+    except KeyboardInterrupt:
+        echo("stopping ...")
+    finally:
+        stop.set()
+        with state.changed:
+            state.stopping = True
+            state.changed.notify_all()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if watcher is not None:
+            watcher.join()
+        signal.signal(signal.SIGTERM, previous)
+    echo("stopped")

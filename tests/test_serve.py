@@ -1,0 +1,227 @@
+"""`deckbuild serve` as a user meets it: a real process on a loopback port, real edits, a real browser."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+DEADLINE = 60.0  # every wait is bounded; none asserts a duration
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _until(what: str, check: Callable[[], bool]) -> None:
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except OSError:
+        return 0, b""
+
+
+def _raw(port: int, path: str, method: str = "GET") -> tuple[int, bytes]:
+    """A request with the path sent exactly as written (urllib would normalise it)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        conn.endheaders()
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def serving(project: Path) -> Iterator[tuple[subprocess.Popen[str], str, int]]:
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deckbuild.cli", "serve", "-C", str(project), "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        _until("the server", lambda: _get(base)[0] == 200 or proc.poll() is not None)
+        assert proc.poll() is None, proc.communicate()[0]
+        yield proc, base, port
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+        elif proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_serves_rebuilds_on_edit_shows_problems_and_stops_on_sigint(sample: Path) -> None:
+    cards = sample / "cards" / "basics.yaml"
+    with serving(sample) as (proc, base, port):
+        status, index = _get(base)
+        assert status == 200 and b"deckbuild Sample" in index and b"cards/math-answer.html" in index
+        assert b"/__deckbuild/livereload.js" in index
+        status, page = _get(base + "cards/math-answer.html")
+        assert status == 200 and b"What does softmax compute?" in page
+        # 1. an edit shows up in the served page
+        _edit(cards, "What does softmax compute?", "What does the softmax function compute?")
+        _until("the edit", lambda: b"the softmax function compute" in _get(base + "cards/math-answer.html")[1])
+        # 2. a broken edit: the last good page stays, the problem is reported with file:line and code
+        _edit(cards, "  difficulty: medium\n", "  difficulty: [medium\n")
+        _until("the problem", lambda: b"basics.yaml:" in _get(base + "__deckbuild/events?since=-1")[1])
+        events = _get(base + "__deckbuild/events?since=-1")[1].decode()
+        assert "cards/basics.yaml:" in events and " E" in events
+        status, page = _get(base + "cards/math-answer.html")
+        assert status == 200 and b"the softmax function compute" in page
+        _edit(cards, "  difficulty: [medium\n", "  difficulty: medium\n")
+        _until("the fix", lambda: b'"problems": []' in _get(base + "__deckbuild/events?since=-1")[1])
+        # 3. the package download is the bytes of dist/
+        apkg = sorted((sample / "dist").glob("*.apkg"))[-1]
+        assert f'href="/{apkg.name}"'.encode() in _get(base)[1]
+        assert _get(base + apkg.name) == (200, apkg.read_bytes())
+        assert _raw(port, "/" + apkg.name, "POST")[0] in (405, 501)
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, output
+    assert "rebuilt in" in output and "build failed" in output
+    assert not list(sample.rglob("*.tmp")) and not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("deckbuild-preview-*"))
+
+
+TRAVERSALS = [
+    "/../deck.yaml",
+    "/cards/../../deck.yaml",
+    "/%2e%2e/deck.yaml",
+    "/%2E%2E/%2E%2E/deck.yaml",
+    "/%252e%252e/deck.yaml",
+    "/..%2fdeck.yaml",
+    "/..%5cdeck.yaml",
+    "//etc/passwd",
+    "/etc/passwd",
+    "/%2fetc%2fpasswd",
+    "/media/../../../deck.yaml",
+    "/out-link/deck.yaml",
+    "/cards/",
+    "/media",
+]
+
+
+def test_refuses_every_path_outside_the_site(sample: Path) -> None:
+    with serving(sample) as (_proc, _base, port):
+        site = sample / "dist" / "preview"
+        (site / "out-link").symlink_to(sample, target_is_directory=True)
+        for path in TRAVERSALS:
+            status, body = _raw(port, path)
+            assert status in (403, 404), (path, status, body[:200])
+            assert b"namespace" not in body and b"root:" not in body and b"<li" not in body, path
+        assert _raw(port, "/index.html", "HEAD") == (200, b"")
+        (site / "out-link").unlink()
+
+
+def test_index_titles_never_cut_a_formula_and_the_offline_site_has_no_reload_script(tmp_path: Path) -> None:
+    import html
+    import re
+
+    from deckbuild.preview.site import write_preview
+
+    repo = Path(__file__).resolve().parents[1]
+    out = tmp_path / "site"
+    import shutil
+
+    project = tmp_path / "deck"
+    for name in ("deck.yaml", "cards", "media"):
+        source = repo / name
+        if source.is_dir():
+            shutil.copytree(source, project / name)
+        elif source.exists():
+            project.mkdir(exist_ok=True)
+            shutil.copyfile(source, project / name)
+    write_preview(project, out)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    titles = [html.unescape(t) for t in re.findall(r'<span class="pv-title">(.*?)</span>', index)]
+    assert len(titles) > 300
+    for title in titles:
+        outside = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", "", title)
+        assert "\\(" not in outside and "\\[" not in outside and "\\)" not in outside and "\\]" not in outside, title
+    for page in [out / "index.html", *sorted((out / "cards").iterdir())]:
+        assert "__deckbuild" not in page.read_text(encoding="utf-8") and "livereload" not in page.read_text(encoding="utf-8")
+
+
+def test_an_open_page_reloads_by_itself_after_an_edit(sample: Path) -> None:
+    from browser import launch_browser
+
+    cards = sample / "cards" / "basics.yaml"
+    with serving(sample) as (_proc, base, _port), launch_browser() as browser:
+        page = browser.new_page()
+        page.goto(base + "cards/math-answer.html")
+        page.wait_for_selector("#qa .db-question")
+        assert "What does softmax compute?" in page.inner_text("#qa")
+        page.evaluate("window.__notReloaded = true")
+        _edit(cards, "What does softmax compute?", "What does the softmax layer compute?")
+        page.wait_for_function("document.body.innerText.includes('the softmax layer compute')", timeout=int(DEADLINE * 1000))
+        assert page.evaluate("window.__notReloaded === undefined")  # a fresh page: it reloaded itself
+        # a broken edit shows its problems over the last good page, a fix clears them
+        _edit(cards, "  difficulty: medium\n", "  difficulty: [medium\n")
+        page.wait_for_selector("#db-serve-problems", timeout=int(DEADLINE * 1000))
+        assert "cards/basics.yaml:" in page.inner_text("#db-serve-problems")
+        assert "the softmax layer compute" in page.inner_text("#qa")
+        _edit(cards, "  difficulty: [medium\n", "  difficulty: medium\n")
+        page.wait_for_selector("#db-serve-problems", state="detached", timeout=int(DEADLINE * 1000))
+
+
+def test_incremental_preview_rewrites_only_the_edited_cards_pages_and_matches_a_full_one(sample: Path, tmp_path: Path) -> None:
+    from deckbuild.preview.site import write_preview
+
+    def tree(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    out = sample / "dist" / "preview"
+    first = write_preview(sample, out, incremental=True)
+    assert "index.html" in first.written and "cards/escaping.html" in first.written
+    again = write_preview(sample, out, incremental=True)
+    assert again.written == ("index.html",) or again.written == ()
+    before = tree(out)
+    _edit(sample / "cards" / "basics.yaml", "What does softmax compute?", "What does softmax output?")
+    edited = write_preview(sample, out, incremental=True)
+    write_preview(sample, tmp_path / "full")
+    after = tree(tmp_path / "full")
+    assert tree(out) == after
+    # exactly the pages that show the edited text (the card, the cards linking to it, the index)
+    assert set(edited.written) == {name for name in after if before.get(name) != after[name]}
+    assert "cards/math-answer.html" in edited.written and "cards/escaping.html" not in edited.written
+    assert len(edited.written) < len(after) // 4
+    (out / "cards" / "escaping.html").write_text("tampered", encoding="utf-8")
+    assert "cards/escaping.html" in write_preview(sample, out, incremental=True).written
+    assert tree(out) == tree(tmp_path / "full")
