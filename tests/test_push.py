@@ -302,3 +302,31 @@ def _as_release_1(package: Path, out: Path) -> None:
         with zipfile.ZipFile(out, "w") as zout:
             for item in zf.namelist():
                 zout.writestr(item, db.read_bytes() if item == "collection.anki2" else zf.read(item))
+
+
+def test_push_after_a_plain_import_keeps_the_learners_tags(sample: Path, tmp_path: Path) -> None:
+    """No push record yet (release N came in as a plain .apkg): the notes' own mods tell what changed."""
+    path = tmp_path / "anki" / "collection.anki2"
+    col = new_collection(path.parent)
+    try:
+        done = deckbuild(sample, "build")
+        assert done.returncode == 0, done.stderr
+        import_package(col, next((sample / "dist").glob("*.apkg")))
+        notes = notes_by_card_id(col)
+        notes["math-answer"].add_tag("marked")
+        col.update_note(notes["math-answer"])
+    finally:
+        col.close()
+    sources_release_2(sample)
+
+    report = push_json(sample, "--collection", str(path), epoch=RELEASE_2)
+
+    assert (report["new"], report["updated"], report["conflicting"], report["previous_version"]) == (1, 2, 0, None)
+    col = new_collection(path.parent)
+    try:
+        note = notes_by_card_id(col)["math-answer"]
+        assert "marked" in note.tags and "one probability per class." in note["Answer"]
+    finally:
+        col.close()
+    text = deckbuild(sample, "push", "--collection", str(path), "--dry-run", epoch=RELEASE_2)
+    assert text.returncode == 0 and "new 0, updated 0, unchanged 8" in text.stdout and "dry run" in text.stdout
