@@ -93,6 +93,9 @@ def snapshot(path: Path) -> tuple[Any, dict[str, tuple[list[str], list[str]]], d
 def test_push_updates_changed_notes_and_keeps_the_learners(sample: Path, anki_base: Path, tmp_path: Path) -> None:
     path = learner_uses_release_1(sample, anki_base)
     before_history, before_notes, before_cards = snapshot(path)
+    col = new_collection(path.parent)
+    mod_before = col.mod
+    col.close()
     plain = tmp_path / "plain" / "collection.anki2"  # the same learner, importing the .apkg instead
     plain.parent.mkdir()
     shutil.copyfile(path, plain)
@@ -117,6 +120,7 @@ def test_push_updates_changed_notes_and_keeps_the_learners(sample: Path, anki_ba
         assert notes["brand-new"]["Question"] == "<p>New?</p>"
         assert [n.name for n in col.models.all_names_and_ids()].count("deckbuild-sample · Question") == 1
         assert not [n.name for n in col.models.all_names_and_ids() if n.name.endswith("+")]
+        assert col.mod > mod_before  # an ordinary sync sends the changes
     finally:
         col.close()
     # A plain .apkg import with Anki's defaults takes both from the learner.
