@@ -244,7 +244,7 @@ def _refuse_schema_change(state: _State) -> None:
         return
     for key, notetype in NOTETYPES.items():
         released = state.snapshot.schemas.get(key)
-        if released is not None and released != notetype.schema():
+        if released is not None and released != notetype.schema() and not notetype.renames_in_place(released):
             raise LocatedError(
                 Location("deckbuild/apkg/notetypes.py"),
                 "E501",

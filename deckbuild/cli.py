@@ -355,6 +355,80 @@ def serve(project: Path, host: str, port: int, open_browser: bool) -> None:
     run_serve(project, host=host, port=port, open_browser=open_browser, echo=lambda line: click.echo(line, err=True))
 
 
+COLLECTION_OPTIONS = [
+    click.option(
+        "--collection",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="The collection file (collection.anki2); for status also an exported .apkg of one.",
+    ),
+    click.option("--profile", help="An Anki desktop profile name, e.g. 'User 1' (instead of --collection)."),
+    click.option(
+        "--base",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Anki's base folder, if not the default (~/.local/share/Anki2, ~/Library/Application Support/Anki2, %APPDATA%\\Anki2; or $ANKI_BASE).",
+    ),
+    click.option(
+        "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="json: one object."
+    ),
+]
+
+
+def collection_options(func: F) -> F:
+    for option in reversed(COLLECTION_OPTIONS):
+        func = option(func)
+    return func
+
+
+@main.command()
+@PROJECT_OPTION
+@collection_options
+@click.option("--dry-run", is_flag=True, help="Report what a push would do; the collection stays byte for byte as it is.")
+@handles_errors
+def push(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, dry_run: bool) -> None:
+    """Build if needed, then update a collection Anki is not running on, keeping what is the learner's.
+
+    Adds new notes, updates exactly the notes the sources changed, keeps review history,
+    suspension, flags, the learner's own tags and the 'My notes' field; backs the collection
+    up first (Anki's own backup) and records the release it pushed.  See docs/learners.md.
+    """
+    from deckbuild.build import build as run_build
+    from deckbuild.build import load_project
+    from deckbuild.collection.profiles import resolve
+    from deckbuild.collection.push import push as run_push
+    from deckbuild.collection.report import push_text
+
+    path = resolve(collection, profile, base)
+    result = run_build(project)
+    loaded, _problems = load_project(project)
+    assert loaded is not None  # build() raised if the project were invalid
+    report = run_push(path, result.path, namespace=loaded.config.namespace, version=loaded.config.version, dry_run=dry_run)
+    click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else push_text(report))
+
+
+@main.command()
+@PROJECT_OPTION
+@collection_options
+@handles_errors
+def status(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str) -> None:
+    """Report which shipped notes the learner edited in Anki, which are missing, which retired ones are active.
+
+    Read-only: the collection (or an exported .apkg of it) is never written.  Edited notes
+    are listed by field with the shipped and the current text, to port back into cards/.
+    """
+    from deckbuild.build import build as run_build
+    from deckbuild.build import load_project
+    from deckbuild.collection.profiles import resolve
+    from deckbuild.collection.report import status_text
+    from deckbuild.collection.status import status as run_status
+
+    path = resolve(collection, profile, base)
+    result = run_build(project)
+    loaded, _problems = load_project(project)
+    assert loaded is not None
+    report = run_status(path, result.path, namespace=loaded.config.namespace)
+    click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else status_text(report))
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))

@@ -78,7 +78,7 @@ def render_notes(
             "Related": related,
             "Notice": plain(notice),
             "CardId": plain(card.id),
-            "Reserved1": "",
+            "My notes": "",  # the learner's field (notetypes.PERSONAL_FIELD)
             "Reserved2": "",
         }
         if card.kind == "qa":

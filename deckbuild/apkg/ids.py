@@ -121,9 +121,13 @@ def notetype_id(namespace: str, notetype_key: str) -> int:
     return _hash_int("notetype", namespace, notetype_key) | (1 << 40)
 
 
-def field_id(namespace: str, notetype_key: str, field_name: str) -> int:
-    """A stable id for a note type field, so Anki can follow renames in place."""
-    return _hash_int("field", namespace, notetype_key, field_name, bits=62)
+def field_id(namespace: str, notetype_key: str, field_key: str) -> int:
+    """A stable id for a note type field, so Anki can follow renames in place.
+
+    `field_key` is the name the field was first released under (notetypes.field_key), not
+    its current name: renaming a field must keep its id.
+    """
+    return _hash_int("field", namespace, notetype_key, field_key, bits=62)
 
 
 def template_id(namespace: str, notetype_key: str, template_name: str) -> int:

@@ -27,13 +27,30 @@ QA_FIELDS = (
     "Related",
     "Notice",
     "CardId",
-    "Reserved1",
+    "My notes",
     "Reserved2",
 )
 CLOZE_FIELDS = (
     "Text", "Context", "Details", "Figure", "Difficulty", "Topics",
-    "Source", "Related", "Notice", "CardId", "Reserved1", "Reserved2",
+    "Source", "Related", "Notice", "CardId", "My notes", "Reserved2",
 )  # fmt: skip
+
+PERSONAL_FIELD = "My notes"
+"""The learner's own field: shipped empty, never written by `deckbuild push` after a note's first import."""
+
+FIELD_KEYS = {PERSONAL_FIELD: "Reserved1"}
+"""Field name -> the stable key its id derives from, for fields renamed after release.
+
+A field's id is `ids.field_id(namespace, notetype, key)`; the key is the name the field was
+first released under, so a rename keeps the id and Anki renames the field in place (no
+`Name+` note type, no conflicting notes).  Unlisted fields are their own key.
+"""
+
+
+def field_key(name: str) -> str:
+    """The stable key of a field (see FIELD_KEYS)."""
+    return FIELD_KEYS.get(name, name)
+
 
 CSS_VERSION = "3"
 
@@ -104,6 +121,18 @@ class NoteType:
     def schema(self) -> dict[str, object]:
         """What Anki treats as the schema: field and template names, in order."""
         return {"fields": list(self.fields), "templates": [name for name, _f, _b in self.templates], "cloze": self.is_cloze}
+
+    def renames_in_place(self, released: object) -> bool:
+        """Whether `released` (an earlier schema()) differs from ours only by renamed fields whose ids stay.
+
+        Anki applies such a rename in place (no `Name+` note type, no conflicting notes), so a
+        build may ship it; `deckbuild release` still counts it as a schema change (major, E501).
+        """
+        if not isinstance(released, dict) or not isinstance(released.get("fields"), list):
+            return False
+        mine = self.schema()
+        same_rest = {k: v for k, v in released.items() if k != "fields"} == {k: v for k, v in mine.items() if k != "fields"}
+        return same_rest and [field_key(str(f)) for f in released["fields"]] == [field_key(f) for f in self.fields]
 
     def schema_hash(self) -> str:
         return _digest(self.schema())

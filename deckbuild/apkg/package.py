@@ -18,7 +18,7 @@ from typing import Any
 import genanki
 
 from deckbuild.apkg import ids
-from deckbuild.apkg.notetypes import NoteType
+from deckbuild.apkg.notetypes import NoteType, field_key
 from deckbuild.model import MediaFile, StampedNote
 
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -76,7 +76,7 @@ def _model(notetype: NoteType, namespace: str, mod: int) -> _Model:
     return _Model(
         notetype.model_id(namespace),
         notetype.name(namespace),
-        fields=[{"name": name, "id": ids.field_id(namespace, key, name)} for name in notetype.fields],
+        fields=[{"name": name, "id": ids.field_id(namespace, key, field_key(name))} for name in notetype.fields],
         templates=[
             {"name": name, "qfmt": front, "afmt": back, "id": ids.template_id(namespace, key, name)}
             for name, front, back in notetype.templates

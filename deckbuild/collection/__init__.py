@@ -1,0 +1,1 @@
+"""Talking to a learner's Anki collection: find it, push a package into it, report on it."""
