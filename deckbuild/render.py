@@ -29,7 +29,7 @@ _MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"))
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 
 
-class _SafeLinks(Treeprocessor):  # type: ignore[misc]
+class _SafeLinks(Treeprocessor):
     """Drop link targets that could run script, and images (figures go through `image:`)."""
 
     def run(self, root: etree.Element) -> None:

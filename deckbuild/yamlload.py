@@ -89,7 +89,16 @@ def parse_yaml(text: str, display: str) -> tuple[Any, list[Problem]]:
     """Parse YAML text (see load_yaml)."""
     problems: list[Problem] = []
     try:
-        value = _build_from_events(text, display, problems)
+        try:
+            value = _build_from_events(text, display, problems, _Loader)
+        except yaml.MarkedYAMLError as exc:
+            if not _is_nesting_limit(exc) or _Loader is yaml.SafeLoader:
+                raise
+            # libyaml's scanner looks up to 1024 characters ahead and stops at its own limit
+            # of 1000 levels (PyYAML >= 6.0.4's bundled libyaml) before we see the event that
+            # passes ours; the pure-Python parser streams them, so E115 lands where it belongs.
+            problems.clear()
+            value = _build_from_events(text, display, problems, yaml.SafeLoader)
     except _Abort as abort:
         return None, [abort.problem]
     except yaml.reader.ReaderError as exc:
@@ -107,6 +116,8 @@ def parse_yaml(text: str, display: str) -> tuple[Any, list[Problem]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(display, mark.line + 1, mark.column + 1) if mark else Location(display)
+        if _is_nesting_limit(exc):
+            return None, [Problem(where, "E115", f"YAML nested too deeply (limit {MAX_DEPTH} levels)")]
         what = exc.problem or "invalid YAML"
         lines = text.splitlines()
         line_text = lines[mark.line] if mark and mark.line < len(lines) else ""
@@ -117,13 +128,17 @@ def parse_yaml(text: str, display: str) -> tuple[Any, list[Problem]]:
     return value, problems
 
 
-def _build_from_events(text: str, display: str, problems: list[Problem]) -> Any:
+def _is_nesting_limit(exc: yaml.MarkedYAMLError) -> bool:
+    return "nesting depth" in (exc.problem or "")
+
+
+def _build_from_events(text: str, display: str, problems: list[Problem], loader_class: type) -> Any:
     """Build values from the parser's event stream.
 
     Iterative on purpose: the recursive composer overflows the C stack on deeply nested
     input, which no `except` can catch.
     """
-    loader = _Loader("")
+    loader = loader_class("")
     stack: list[Any] = []  # containers being filled
     pending_key: list[Any] = []  # per mapping on the stack: the key waiting for its value
     root: Any = None
@@ -161,7 +176,7 @@ def _build_from_events(text: str, display: str, problems: list[Problem]) -> Any:
         parent.value_locs[key] = loc
 
     try:
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=loader_class):
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
@@ -176,7 +191,8 @@ def _build_from_events(text: str, display: str, problems: list[Problem]) -> Any:
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-                node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+                # the C and pure-Python marks are different classes with the same fields
+                node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
                 try:
                     value = loader.construct_object(node, deep=True)
                 except yaml.constructor.ConstructorError as exc:
