@@ -6,8 +6,9 @@ when all of it is valid start writing files (record, then package), each atomica
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,7 +123,7 @@ def release(
 ) -> ReleaseResult:
     """Record a release: pick the version, snapshot the notes, write the changelog, build."""
     from deckbuild.apkg.notetypes import NOTETYPES
-    from deckbuild.fsutil import atomic_write_bytes, project_lock
+    from deckbuild.fsutil import project_lock
     from deckbuild.incremental import uptodate
     from deckbuild.release import identity, versioning
 
@@ -171,14 +172,21 @@ def release(
         notes = {**current, **retired}
         snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), notes)
         release_info = {"version": version, "time": now, "summary": changes.summary()}
-        # Write: snapshot, deck.yaml's version, changelog, then record and package (via _write).
-        atomic_write_bytes(versioning.snapshot_path(root, version), snapshot.to_bytes())
-        _set_version(root, version)
-        versioning.prepend_changelog(root, versioning.changelog_entry(version, now, changes), project.config.name)
-        project = _valid_project(root, strict=False, allow_identity_change=allow_identity_change)
+        # Everything the release writes is computed first -- the snapshot, deck.yaml with the
+        # new version, the changelog, then the record and the package -- and written together
+        # by _write, so a failure anywhere leaves every file of the project as it was.
+        releases = [
+            (versioning.snapshot_path(root, version), snapshot.to_bytes()),
+            (root / "deck.yaml", _versioned_deck_yaml(root, version)),
+            (
+                root / versioning.CHANGELOG,
+                versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), project.config.name),
+            ),
+        ]
+        project = dataclasses.replace(project, config=dataclasses.replace(project.config, version=version))
         record = Record(state.record.notes, state.record.notetypes, {**state.record.extra, "release": release_info})
-        state = _gather(project, progress, record=record, clock=clock)
-        result = _write(project, state, record)
+        state = _gather(project, progress, record=record, clock=clock, release_snapshot=snapshot)
+        result = _write(project, state, record, also=releases)
         return ReleaseResult(version, changes, result, tuple(sorted(problems, key=lambda p: (p.location, p.code))))
 
 
@@ -208,6 +216,7 @@ def _gather(
     record: Record | None = None,
     clock: Clock | None = None,
     cache: BuildCache | None = None,
+    release_snapshot: Snapshot | None = None,
 ) -> _State:
     from deckbuild import notes as notes_stage
     from deckbuild.release import record as record_stage
@@ -227,7 +236,7 @@ def _gather(
     if cache is not None:
         cache.store_markdown(*take_memo())
     # Stage 6: what the last release shipped; its retired notes keep shipping.
-    snapshot = versioning.latest_snapshot(project.root, record.extra)
+    snapshot = release_snapshot or versioning.latest_snapshot(project.root, record.extra)
     current = {n.card_id for n in rendered}
     retired = []
     if snapshot is not None:
@@ -254,10 +263,11 @@ def _refuse_schema_change(state: _State) -> None:
             )
 
 
-def _write(project: Project, state: _State, record: Record) -> BuildResult:
+def _write(project: Project, state: _State, record: Record, also: Sequence[tuple[Path, bytes]] = ()) -> BuildResult:
+    """Package the gathered notes and write, all or nothing: also's files, the record, the package."""
     from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.apkg.package import write_package
-    from deckbuild.fsutil import atomic_write_bytes, remove_stale_temps
+    from deckbuild.fsutil import StagedWrites, remove_stale_temps
     from deckbuild.release import identity, versioning
     from deckbuild.release import record as record_stage
     from deckbuild.render import markdown_html, plain
@@ -289,12 +299,19 @@ def _write(project: Project, state: _State, record: Record) -> BuildResult:
     out = output_path(project)
     _refuse_outside(root, out)
     try:
-        for target in (root / record_stage.RECORD_FILE, out):
+        for target in (root / record_stage.RECORD_FILE, out, *(path for path, _data in also)):
             remove_stale_temps(target)
-        record_stage.save_record(root, new_record)
-        written = not (out.exists() and out.read_bytes() == data)
-        if written:
-            atomic_write_bytes(out, data)
+        # Every file reaches a temp file beside it before any is renamed into place, so a
+        # failure to write one changes none; the renames follow in this order, and a kill
+        # between them leaves a record newer than the package, which the next build's
+        # up-to-date check sees (the package's hash differs from the one recorded) and
+        # repairs by building the same package again.
+        with StagedWrites() as writes:
+            for path, content in also:
+                writes.stage(path, content)
+            writes.stage(root / record_stage.RECORD_FILE, new_record.to_bytes())
+            written = writes.stage(out, data)
+            writes.commit()
     except OSError as exc:
         where = Path(exc.filename).name if exc.filename else out.name
         raise LocatedError(
@@ -312,16 +329,14 @@ def _refuse_outside(root: Path, out: Path) -> None:
         )
 
 
-def _set_version(root: Path, version: str) -> None:
-    """Rewrite deck.yaml's version line in place, keeping comments and layout."""
-    from deckbuild.fsutil import atomic_write_bytes
-
+def _versioned_deck_yaml(root: Path, version: str) -> bytes:
+    """deck.yaml's bytes with its version line set to version, keeping comments and layout."""
     path = root / "deck.yaml"
     text = path.read_text("utf-8")
     new, count = re.subn(r"(?m)^(version:[ \t]*)[\"']?[^\s#\"']+[\"']?", lambda m: m.group(1) + version, text, count=1)
     if count != 1:
         new = text.rstrip("\n") + f"\nversion: {version}\n"
-    atomic_write_bytes(path, new.encode())
+    return new.encode()
 
 
 def _card_count(card: Card) -> int:

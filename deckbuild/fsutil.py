@@ -57,6 +57,54 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+class StagedWrites:
+    """Several files replaced together: every file's bytes reach a temp file beside it first.
+
+    Only once all of them are on disk (fsynced) are they renamed into place, in the order
+    staged; a failure while staging (a read-only folder, a full disk, an output path that is
+    a folder) removes the temp files and leaves every target as it was.  Use as a context
+    manager and call `commit()` at the end of the block.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[str, Path]] = []
+
+    def stage(self, path: Path, data: bytes) -> bool:
+        """Put data in a temp file beside path; False (nothing staged) if path already holds it."""
+        if path.is_file() and path.read_bytes() == data:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self._staged.append((tmp, path))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        return True
+
+    def commit(self) -> None:
+        """Rename every staged file into place, in the order staged."""
+        while self._staged:
+            tmp, path = self._staged[0]
+            os.replace(tmp, path)
+            self._staged.pop(0)
+
+    def discard(self) -> None:
+        for tmp, _path in self._staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        self._staged.clear()
+
+    def __enter__(self) -> StagedWrites:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+
 def remove_stale_temps(path: Path) -> None:
     """Delete temp files a killed build left beside `path` (call only under the project lock)."""
     import glob

@@ -27,12 +27,45 @@ def test_internal_error_is_one_line_and_exit_2(sample: Path, monkeypatch: pytest
     assert "Traceback" not in result.output
 
 
-def test_unwritable_output_is_e161_and_keeps_the_record(sample: Path) -> None:
+def _project_files(root: Path) -> dict[str, bytes]:
+    """Every file of a project but the cache (which may keep good parses), by path."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".deckbuild-cache" not in p.relative_to(root).parts
+    }
+
+
+def _edit_and_misdirect_output(sample: Path) -> None:
+    """A new card, and an `output:` that names a file: the package cannot be written."""
+    (sample / "cards" / "zz-added.yaml").write_text(
+        "- id: added-card\n  question: Added?\n  answer: Yes.\n  difficulty: easy\n  topics: [added::card]\n"
+    )
     (sample / "deck.yaml").write_text((sample / "deck.yaml").read_text().replace("output: dist", "output: deck.yaml"))
-    result = CliRunner().invoke(main, ["build", "-C", str(sample)])
+
+
+def test_unwritable_output_is_e161_and_keeps_the_record(sample: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", "-C", str(sample)]).exit_code == 0
+    _edit_and_misdirect_output(sample)
+    before = _project_files(sample)
+    result = runner.invoke(main, ["build", "-C", str(sample)])
     assert result.exit_code == 1
     assert "deck.yaml: E161 cannot write" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert _project_files(sample) == before  # the record above all: it must not move ahead of the package
+
+
+def test_failed_release_writes_nothing(sample: Path) -> None:
+    """A release that cannot write its package leaves the snapshot, changelog, deck.yaml and record unwritten."""
+    runner = CliRunner()
+    assert runner.invoke(main, ["release", "-C", str(sample)]).exit_code == 0
+    _edit_and_misdirect_output(sample)
+    before = _project_files(sample)
+    result = runner.invoke(main, ["release", "-C", str(sample)])
+    assert result.exit_code == 1, result.output
+    assert "E161" in result.stderr and "Traceback" not in result.output
+    assert _project_files(sample) == before
 
 
 def test_stale_temp_files_of_a_killed_build_are_removed(sample: Path) -> None:

@@ -236,6 +236,11 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
 
 
 def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
+    atomic_write_bytes(root / CHANGELOG, changelog_with(root, entry, deck_name))
+
+
+def changelog_with(root: Path, entry: str, deck_name: str) -> bytes:
+    """CHANGELOG.md's bytes with entry added as the newest release."""
     path = root / CHANGELOG
     header = f"# Changelog — {deck_name}\n\nEvery release of the deck, newest first.\n"
     body = path.read_text("utf-8") if path.exists() else header
@@ -246,7 +251,7 @@ def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
         text = f"{title}\n\n{intro.strip()}\n\n{entry}" + (f"\n{older}\n" if older else "")
     else:
         text = header + "\n" + entry + "\n" + body
-    atomic_write_bytes(path, text.encode())
+    return text.encode()
 
 
 def description_changes(record_extra: Mapping[str, Any]) -> str:
