@@ -40,21 +40,9 @@ def not_regular_message(kind: str) -> str:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary file beside `path`, fsync, then rename over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with StagedWrites() as writes:
+        writes.stage(path, data, if_changed=False)
+        writes.commit()
 
 
 class StagedWrites:
@@ -69,9 +57,9 @@ class StagedWrites:
     def __init__(self) -> None:
         self._staged: list[tuple[str, Path]] = []
 
-    def stage(self, path: Path, data: bytes) -> bool:
+    def stage(self, path: Path, data: bytes, *, if_changed: bool = True) -> bool:
         """Put data in a temp file beside path; False (nothing staged) if path already holds it."""
-        if path.is_file() and path.read_bytes() == data:
+        if if_changed and path.is_file() and path.read_bytes() == data:
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

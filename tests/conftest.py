@@ -48,22 +48,16 @@ def collection(tmp_path: Path) -> Iterator[object]:
         col.close()
 
 
-SHIPPED_FILES = ("deck.yaml", "cards", "media", "deckbuild.lock", "releases", "CHANGELOG.md")
-
-
 @pytest.fixture(scope="session")
 def shipped_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the repo's own deck project, built once per test session."""
+    from golden import copy_shipped
+
     from deckbuild.build import build
 
     target = tmp_path_factory.mktemp("shipped") / "deck"
     target.mkdir()
-    for name in SHIPPED_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, target / name)
-        elif source.exists():
-            shutil.copy2(source, target / name)
+    copy_shipped(target)
     build(target)
     return target
 

@@ -63,17 +63,22 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def build_shipped(dest: Path) -> Path:
-    """Build a private copy of the repo's deck in dest; returns the package path."""
-    from deckbuild.build import build, load_project, output_path
-
+def copy_shipped(dest: Path) -> Path:
+    """A private copy of the repo's deck project (its sources, record and releases) in dest."""
     for name in SHIPPED_FILES:
         source = REPO / name
         if source.is_dir():
             shutil.copytree(source, dest / name)
         elif source.exists():
             shutil.copy2(source, dest / name)
-    build(dest)
+    return dest
+
+
+def build_shipped(dest: Path) -> Path:
+    """Build a private copy of the repo's deck in dest; returns the package path."""
+    from deckbuild.build import build, load_project, output_path
+
+    build(copy_shipped(dest))
     project, _problems = load_project(dest)
     assert project is not None
     return output_path(project)
