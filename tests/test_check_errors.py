@@ -76,7 +76,9 @@ def test_check_and_build_on_broken_project(built_sample: tuple[Path, bytes, byte
         assert any(line.startswith(prefix) for line in checked.stderr.splitlines()), (prefix, checked.stderr)
     assert "Traceback" not in checked.output
     built = runner.invoke(main, ["build", "-C", str(project)])
-    assert built.exit_code != 0
+    assert built.exit_code == 1, built.output
+    for prefix in expected:  # build reports the same problems as check
+        assert any(line.startswith(prefix) for line in built.stderr.splitlines()), (prefix, built.stderr)
     assert "Traceback" not in built.output
     assert built.exception is None or isinstance(built.exception, SystemExit)
     assert (project / "dist" / "deckbuild-sample-1.0.0.apkg").read_bytes() == apkg_before

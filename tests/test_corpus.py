@@ -12,6 +12,7 @@ concurrently in one session fixture because each process start costs ~0.3 s.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -152,7 +153,10 @@ def _package_fields(run: Run, tmp: Path) -> dict[str, str]:
     try:
         assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
         rows = conn.execute("select flds from notes").fetchall()
-        assert len({mid for (mid,) in conn.execute("select distinct mid from notes")}) >= 1
+        # every note belongs to a note type the package defines (a dangling mid breaks import)
+        mids = {mid for (mid,) in conn.execute("select distinct mid from notes")}
+        models = json.loads(conn.execute("select models from col").fetchone()[0])
+        assert mids <= {int(key) for key in models}, (mids, sorted(models))
     finally:
         conn.close()
     from deckbuild.apkg.notetypes import QA
