@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -45,6 +46,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         writes.commit()
 
 
+def rename_into_place(tmp: str, path: Path) -> None:
+    """The one step that replaces a target (a function of its own, so tests can kill a process between two)."""
+    os.replace(tmp, path)
+
+
 class StagedWrites:
     """Several files replaced together: every file's bytes reach a temp file beside it first.
 
@@ -59,6 +65,8 @@ class StagedWrites:
 
     def stage(self, path: Path, data: bytes, *, if_changed: bool = True) -> bool:
         """Put data in a temp file beside path; False (nothing staged) if path already holds it."""
+        if path.is_dir():  # refused now: found at rename time, files renamed before it would stay
+            raise IsADirectoryError(errno.EISDIR, "a folder is in the way", str(path))
         if if_changed and path.is_file() and path.read_bytes() == data:
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +85,7 @@ class StagedWrites:
         """Rename every staged file into place, in the order staged."""
         while self._staged:
             tmp, path = self._staged[0]
-            os.replace(tmp, path)
+            rename_into_place(tmp, path)
             self._staged.pop(0)
 
     def discard(self) -> None:

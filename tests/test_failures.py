@@ -1,0 +1,157 @@
+"""Failure injection: a command that fails, at any stage, leaves every project file as it was.
+
+Each test builds (or releases) once, edits a card so the next run has something to write,
+breaks one thing, runs the real command line in a fresh process, and compares every file of
+the project byte for byte, apart from `.deckbuild-cache/` (which may keep good parses).
+The kill tests stop a real build between its renames and check the next build repairs it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write_tree
+
+ROOT = Path(__file__).resolve().parent.parent
+T0 = "1767225600"
+
+
+def _files(project: Path) -> dict[str, bytes]:
+    """Every file of the project but the cache, by relative path."""
+    files = {}
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project)
+        if rel.parts[0] == ".deckbuild-cache" or not path.is_file():
+            continue
+        files[rel.as_posix()] = path.read_bytes()
+    return files
+
+
+def _run(project: Path, *args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SOURCE_DATE_EPOCH": T0}
+    env.pop("DECKBUILD_DEBUG", None)
+    code = prelude + "from deckbuild.cli import main\nmain()\n"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args, "-C", str(project)], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def _card(card_id: str, answer: str) -> str:
+    return f"- id: {card_id}\n  question: Question {card_id}?\n  answer: {answer}\n  difficulty: easy\n  topics: [t::s]\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A released project with one edit waiting: build and release both have something to write."""
+    root = write_tree(
+        tmp_path / "deck",
+        {
+            "deck.yaml": "name: Fail\nnamespace: fail\nversion: 1.0.0\noutput: dist\n",
+            "cards/a.yaml": _card("c1", "One.") + _card("c2", "Two."),
+        },
+    )
+    assert _run(root, "release").returncode == 0
+    (root / "cards" / "a.yaml").write_text(_card("c1", "One, edited.") + _card("c2", "Two."))
+    return root
+
+
+def _assert_fails_and_changes_nothing(project: Path, command: str, code: str, prelude: str = "") -> None:
+    before = _files(project)
+    result = _run(project, command, prelude=prelude)
+    assert result.returncode == 1, result.stderr
+    assert f" {code} " in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    after = _files(project)
+    assert sorted(after) == sorted(before)
+    changed = [name for name in before if after[name] != before[name]]
+    assert changed == [], f"{command} failed with {code} but changed {changed}"
+
+
+@pytest.mark.parametrize("command", ["build", "release"])
+def test_output_naming_a_file(project: Path, command: str) -> None:
+    """`output: deck.yaml` fails only when the package is written (E161): nothing may be written before."""
+    deck = project / "deck.yaml"
+    deck.write_text(deck.read_text().replace("output: dist", "output: deck.yaml"))
+    _assert_fails_and_changes_nothing(project, command, "E161")
+
+
+@pytest.mark.parametrize("command", ["build", "release"])
+def test_package_path_is_a_folder(project: Path, command: str) -> None:
+    """A folder where the package goes cannot be replaced: refused before any rename."""
+    version = "1.0.0" if command == "build" else "1.0.1"
+    target = project / "dist" / f"fail-{version}.apkg"
+    if target.exists():
+        target.unlink()
+    target.mkdir()
+    (target / "keep").write_text("mine")
+    _assert_fails_and_changes_nothing(project, command, "E161")
+
+
+@pytest.mark.parametrize("command", ["build", "release"])
+def test_unwritable_dist(project: Path, command: str) -> None:
+    """dist/ that refuses new files (root ignores permissions, so the refusal is injected at
+    the one call that creates files, in the real process)."""
+    prelude = (
+        "import errno, tempfile\n"
+        "_real = tempfile.mkstemp\n"
+        "def _mkstemp(*a, dir=None, **k):\n"
+        "    if dir is not None and str(dir).endswith('dist'):\n"
+        "        raise PermissionError(errno.EACCES, 'Permission denied', str(dir))\n"
+        "    return _real(*a, dir=dir, **k)\n"
+        "tempfile.mkstemp = _mkstemp\n"
+    )
+    _assert_fails_and_changes_nothing(project, command, "E161", prelude)
+
+
+@pytest.mark.parametrize("command", ["build", "release"])
+def test_schema_change(project: Path, command: str) -> None:
+    """A released note type whose fields changed (E501) stops build and release before any write."""
+    prelude = (
+        "import dataclasses\n"
+        "from deckbuild.apkg import notetypes\n"
+        "notetypes.NOTETYPES['qa'] = dataclasses.replace(notetypes.QA, fields=(*notetypes.QA.fields, 'Extra'))\n"
+    )
+    _assert_fails_and_changes_nothing(project, command, "E501", prelude)
+
+
+@pytest.mark.parametrize("command", ["build", "release"])
+def test_diagram_error(project: Path, command: str) -> None:
+    with (project / "cards" / "a.yaml").open("a") as handle:
+        handle.write(_card("c3", "Three.") + "  diagram: {name: no-such-diagram, alt: Nothing.}\n")
+    _assert_fails_and_changes_nothing(project, command, "E130")
+
+
+@pytest.mark.parametrize("renames", [0, 1])
+def test_kill_between_renames_is_repaired_by_the_next_build(project: Path, renames: int) -> None:
+    """SIGKILL a real build after `renames` of its renames (0: none, 1: the record but not the
+    package); the next build must leave the same record and package as an uninterrupted one."""
+    clean = project.parent / "clean"
+    subprocess.run(["cp", "-a", str(project), str(clean)], check=True)
+    assert _run(clean, "build").returncode == 0
+    expected = _files(clean)
+
+    prelude = (
+        "import os, signal\n"
+        "import deckbuild.fsutil as apply_module\n"
+        "_real = apply_module.rename_into_place\n"
+        "_done = []\n"
+        "def _commit(tmp, path):\n"
+        f"    if len(_done) == {renames}:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    _done.append(path)\n"
+        "    _real(tmp, path)\n"
+        "apply_module.rename_into_place = _commit\n"
+    )
+    killed = _run(project, "build", prelude=prelude)
+    assert killed.returncode == -9, killed.stderr
+    if renames == 1:
+        assert (project / "deckbuild.lock").read_bytes() == expected["deckbuild.lock"]
+        assert (project / "dist" / "fail-1.0.0.apkg").read_bytes() != expected["dist/fail-1.0.0.apkg"]
+    again = _run(project, "build")
+    assert again.returncode == 0, again.stderr
+    assert "up to date" not in again.stdout
+    assert _files(project) == expected
