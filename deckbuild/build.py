@@ -84,9 +84,17 @@ def output_path(project: Project) -> Path:
 
 
 def build(
-    root: Path, *, progress: Progress | None = None, strict: bool = False, allow_identity_change: bool = False
+    root: Path,
+    *,
+    progress: Progress | None = None,
+    strict: bool = False,
+    allow_identity_change: bool = False,
+    jobs: int | None = None,
 ) -> BuildResult:
-    """Validate everything, then write the record and `dist/<slug>-<version>.apkg`."""
+    """Validate everything, then write the record and `dist/<slug>-<version>.apkg`.
+
+    `jobs`: worker processes for drawing diagrams (None = every core, 1 = this process).
+    """
     from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
     from deckbuild.incremental import uptodate
@@ -104,7 +112,7 @@ def build(
             raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
         with project_lock(root):
             uptodate.forget_state(root)
-            state = _gather(project, progress, cache=cache)
+            state = _gather(project, progress, cache=cache, jobs=jobs)
             cache.commit()
             _refuse_schema_change(state)
             result = _write(project, state, state.record)
@@ -217,6 +225,7 @@ def _gather(
     clock: Clock | None = None,
     cache: BuildCache | None = None,
     release_snapshot: Snapshot | None = None,
+    jobs: int | None = None,
 ) -> _State:
     from deckbuild import notes as notes_stage
     from deckbuild.release import record as record_stage
@@ -226,7 +235,7 @@ def _gather(
     record = record or record_stage.load_record(project.root)
     # Stage 4: media -- hand-made images (named by what shipped, see media.py) and generated
     # diagrams (rendered only if not cached).
-    figures = _figures(project, progress, record.extra.get("media") or {})
+    figures = _figures(project, progress, record.extra.get("media") or {}, jobs)
     # Stage 5: render every card to a note (fields, tags, GUID, study order), with the
     # Markdown renderings of the last build (a pure function of the text and the code).
     if cache is not None:
@@ -365,7 +374,9 @@ def _check_diagrams(cards: list[Card]) -> list[Problem]:
     return problems
 
 
-def _figures(project: Project, progress: Progress | None, shipped: Mapping[str, Any]) -> dict[str, tuple[MediaFile, bool]]:
+def _figures(
+    project: Project, progress: Progress | None, shipped: Mapping[str, Any], jobs: int | None = None
+) -> dict[str, tuple[MediaFile, bool]]:
     images, _problems = check_images(project.root, project.cards, shipped)
     figures = {card_id: (media, False) for card_id, media in images.items()}
     diagram_cards = [c for c in project.cards if c.figure is not None and c.figure.diagram]
@@ -378,7 +389,15 @@ def _figures(project: Project, progress: Progress | None, shipped: Mapping[str, 
             if progress is not None:
                 progress(done, total, f"rendering diagram {name}")
 
-        paths = diagrams.materialize(specs, project.root / CACHE_DIR / "diagrams", diagram_progress)
+        try:
+            paths = diagrams.materialize(specs, project.root / CACHE_DIR / "diagrams", diagram_progress, jobs=jobs)
+        except diagrams.DiagramFailures as exc:  # every card whose diagram failed, in source order
+            failed = [(c, exc.failures.get(diagrams.cache_key(*spec))) for c, spec in zip(diagram_cards, specs, strict=True)]
+            raise ProjectInvalid(
+                Problem(c.where("diagram"), "E131", f"card '{c.id}': {why} (check the diagram's params)")
+                for c, why in failed
+                if why is not None
+            ) from None
         for card, (name, params) in zip(diagram_cards, specs, strict=True):
             path = paths[diagrams.cache_key(name, params)]
             figures[card.id] = (MediaFile(path.name, path), diagrams.REGISTRY[name].illustrative)

@@ -100,9 +100,16 @@ def main() -> None:
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 if there are any).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--force", is_flag=True, help="Build even if no source, output or deckbuild itself changed since the last build.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes for drawing diagrams [default: the number of cores]; 1 draws them in this process.",
+)
 @IDENTITY_OPTION
 @handles_errors
-def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool) -> None:
+def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool, jobs: int | None) -> None:
     """Validate the sources and write dist/<deck-slug>-<version>.apkg.
 
     Nothing is written unless every source is valid; the package and the build record
@@ -135,7 +142,7 @@ def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_
         if not quiet:
             click.echo(f"  [{done}/{total}] {what}", err=True)
 
-    result = run_build(project, progress=progress, strict=strict, allow_identity_change=allow_identity_change)
+    result = run_build(project, progress=progress, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs)
     if not quiet:
         rel = _relative(result.path)
         state = "wrote" if result.written else "up to date:"

@@ -106,7 +106,43 @@ def memoized(kind: str, text: str, render: Callable[[str], str]) -> str:
     return out
 
 
+# The plain-text fast path.  Python-Markdown turns a text that uses none of its syntax into
+# one paragraph of the text with `&`, `<`, `>` escaped; such texts (most questions) need not
+# pay for its block parser, inline patterns and serializer (about half a first build).
+# Accepted: letters, digits, spaces and the punctuation below, which no enabled Markdown
+# rule reacts to except at the start of a line (headings, lists, quotes, fences, rules,
+# setext underlines), so line starts are checked too.  Left out on purpose: the emphasis,
+# code, link, escape and table characters (`*_`[]\|`), tabs and every other whitespace but
+# a lone newline between two non-blank lines (indentation = code, trailing spaces = <br>,
+# blank line = new paragraph), `<` together with `>` (autolinks), and Markdown's own
+# placeholder control characters.  tests/test_render_fastpath.py checks fast == slow on
+# random texts of exactly these characters and of the excluded ones.
+_PLAIN_PUNCTUATION = frozenset(" .,;:?!'\"()/%@$^=+-#~<>&{}")
+_BLOCK_START = re.compile(r"[#>\-+*=|~` \d]")
+
+
+def _plain_fast(text: str) -> str | None:
+    """Python-Markdown's output for a stripped text without Markdown syntax; None otherwise."""
+    for char in text:
+        if not (char.isalnum() and char.isprintable()) and char not in _PLAIN_PUNCTUATION and char != "\n":
+            return None
+    if "<" in text and ">" in text:
+        return None
+    for line in text.split("\n"):
+        if not line or _BLOCK_START.match(line) or line.endswith(" "):
+            return None
+    return "<p>" + html.escape(text, quote=False) + "</p>"
+
+
 def _render(text: str, inline: bool) -> str:
+    fast = _plain_fast(text.strip())
+    if fast is None:
+        return _render_markdown(text, inline)
+    return escape_braces(fast[3:-4] if inline else fast)
+
+
+def _render_markdown(text: str, inline: bool) -> str:
+    """The full path: Python-Markdown with math and `&` hidden from it."""
     global _md
     if _md is None:
         _md = _new_markdown()

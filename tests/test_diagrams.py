@@ -43,7 +43,8 @@ from pathlib import Path
 from deckbuild.diagrams import materialize
 calls = []
 paths = materialize([(n, None) for n in json.loads(sys.argv[2])], Path(sys.argv[1]),
-                    progress=lambda i, n, name: calls.append([i, n, name]))
+                    progress=lambda i, n, name: calls.append([i, n, name]),
+                    jobs=json.loads(sys.argv[3]))
 print(json.dumps({
     "paths": {k: str(p) for k, p in paths.items()},
     "calls": calls,
@@ -53,9 +54,9 @@ print(json.dumps({
 """
 
 
-def _start_build(cache_dir: Path) -> subprocess.Popen[str]:
+def _start_build(cache_dir: Path, jobs: int | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", _BUILD, str(cache_dir), json.dumps(BUILD_NAMES)],
+        [sys.executable, "-c", _BUILD, str(cache_dir), json.dumps(BUILD_NAMES), json.dumps(jobs)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -72,9 +73,10 @@ def _finish(proc: subprocess.Popen[str]) -> dict:
 def two_clean_builds(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, dict, Path, dict]:
-    """Two independent clean builds in separate interpreters, run side by side."""
+    """Two independent clean builds in separate interpreters, run side by side:
+    a serial one (jobs=1) and one drawing in 2 worker processes."""
     a, b = tmp_path_factory.mktemp("build-a"), tmp_path_factory.mktemp("build-b")
-    procs = [_start_build(a), _start_build(b)]
+    procs = [_start_build(a, jobs=1), _start_build(b, jobs=2)]
     ra, rb = (_finish(p) for p in procs)
     return a, ra, b, rb
 
@@ -165,8 +167,11 @@ def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_two_clean_builds_are_byte_identical(two_clean_builds) -> None:
+def test_serial_and_parallel_clean_builds_are_byte_identical(two_clean_builds) -> None:
     _a, ra, _b, rb = two_clean_builds
+    assert len(BUILD_NAMES) >= diagrams.PARALLEL_MIN
+    assert ra["matplotlib"] is True  # the serial build drew in its own process ...
+    assert rb["matplotlib"] is False  # ... the parallel one only in its workers
     assert ra["paths"].keys() == rb["paths"].keys()
     assert len(ra["paths"]) == len(BUILD_NAMES)
     for key, pa in ra["paths"].items():
@@ -194,13 +199,17 @@ def test_rendered_files_are_named_by_content_and_sized_for_phones(
 
 
 def test_progress_called_once_per_rendered_diagram(two_clean_builds) -> None:
-    _a, ra, _b, _rb = two_clean_builds
+    _a, ra, _b, rb = two_clean_builds
     n = len(BUILD_NAMES)
     assert ra["calls"] == [[i, n, name] for i, name in enumerate(BUILD_NAMES, start=1)]
+    assert rb["calls"] == ra["calls"]  # in spec order when drawn in parallel too
 
 
 def test_noop_rebuild_imports_nothing_and_renders_nothing(two_clean_builds) -> None:
-    a, ra, _b, _rb = two_clean_builds
+    a, ra, b, rb = two_clean_builds
+    parallel_again = _finish(_start_build(b, jobs=2))
+    assert parallel_again["calls"] == [] and parallel_again["matplotlib"] is False
+    assert parallel_again["paths"] == rb["paths"]
     before = {p: p.stat().st_mtime_ns for p in a.iterdir()}
     again = _finish(_start_build(a))
     assert again["paths"] == ra["paths"]
@@ -248,3 +257,21 @@ def test_shipped_deck_shows_at_least_20_diagrams(shipped_collection) -> None:
             shown.setdefault(src.rsplit("-", 1)[0], []).append(card_id)
     assert len(shown) >= 20
     assert set(shown) <= set(diagrams.REGISTRY)
+
+
+def test_generator_failures_are_all_reported_in_spec_order(tmp_path: Path) -> None:
+    """Valid specs whose generators raise: the others are still drawn, then one error."""
+    specs = [
+        ("label-smoothing", {"classes": 0}),
+        ("grad-clipping", {}),
+        ("zero-memory", {"gpus": 0}),
+        ("warmup-cosine", {}),
+    ]
+    for jobs in (1, 2):
+        cache = tmp_path / f"jobs{jobs}"
+        with pytest.raises(diagrams.DiagramFailures) as caught:
+            diagrams.materialize(specs, cache, jobs=jobs)
+        failures = caught.value.failures
+        assert list(failures) == [cache_key(*specs[0]), cache_key(*specs[2])]
+        assert "ZeroDivisionError" in failures[cache_key(*specs[2])]
+        assert len(list(cache.glob("*.png"))) == 2  # the good ones are cached

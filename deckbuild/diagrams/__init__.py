@@ -27,6 +27,7 @@ from typing import Any
 __all__ = [
     "REGISTRY",
     "DiagramError",
+    "DiagramFailures",
     "DiagramInfo",
     "cache_key",
     "materialize",
@@ -41,6 +42,14 @@ _SHARED_MODULES = ("_style",)
 
 class DiagramError(ValueError):
     """A diagram spec that cannot be rendered (unknown name, bad parameters)."""
+
+
+class DiagramFailures(DiagramError):
+    """Generators that raised while drawing valid specs: cache key -> what went wrong."""
+
+    def __init__(self, failures: dict[str, str]) -> None:
+        super().__init__("; ".join(failures.values()))
+        self.failures = failures
 
 
 @dataclass(frozen=True)
@@ -550,18 +559,39 @@ def _cached(cache_dir: Path, key: str) -> Path | None:
     return png
 
 
+PARALLEL_MIN = 4
+"""Fewer diagrams to draw than this are drawn in this process: a worker pays Python's
+start-up and matplotlib's import (about a second) before its first picture."""
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (what `--jobs` defaults to)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def materialize(
     specs: Sequence[tuple[str, Mapping[str, Any] | None]],
     cache_dir: Path,
     progress: Callable[[int, int, str], None] | None = None,
+    *,
+    jobs: int | None = None,
 ) -> dict[str, Path]:
     """Make sure every spec has a PNG in cache_dir; return cache_key -> PNG path.
 
     Specs already in the cache are not rendered, and if none needs rendering matplotlib
-    is never imported.  ``progress(i, n, name)`` is called before each render, with i
-    counting from 1 over the n diagrams that need rendering (show it as
-    "rendering 3/24: warmup-cosine").  Raises DiagramError for an invalid spec before
-    rendering anything.
+    is never imported.  ``progress(i, n, name)`` is called before each render (in order
+    of the specs, as each picture is taken up), with i counting from 1 over the n
+    diagrams that need rendering (show it as "rendering 3/24: warmup-cosine").  Raises
+    DiagramError for an invalid spec before rendering anything.
+
+    With ``jobs`` > 1 (default: every core) and at least PARALLEL_MIN diagrams to draw,
+    they are drawn in that many 'spawn'ed worker processes; the bytes are the same as
+    drawn here (each picture is a pure function of its spec), and files are written here,
+    in spec order.  A generator that fails does not stop the others: every failure is
+    raised at the end as one DiagramFailures, in spec order.
     """
     cache_dir = Path(cache_dir)
     keys: dict[str, tuple[str, Mapping[str, Any] | None]] = {}
@@ -575,15 +605,58 @@ def materialize(
             todo.append((key, name, params))
         else:
             result[key] = hit
-    if todo:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-    for i, (key, name, params) in enumerate(todo, start=1):
-        if progress is not None:
-            progress(i, len(todo), name)
-        png = render_png(name, params)
-        path = cache_dir / f"{name}-{hashlib.sha256(png).hexdigest()[:12]}.png"
+    if not todo:
+        return result
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    workers = min(default_jobs() if jobs is None else max(1, jobs), len(todo))
+    drawn = _draw_parallel(todo, workers, progress) if workers > 1 and len(todo) >= PARALLEL_MIN else _draw_here(todo, progress)
+    failures = {}
+    for (key, name, _params), outcome in zip(todo, drawn, strict=True):
+        if isinstance(outcome, str):
+            failures[key] = f"diagram {name!r}: {outcome}"
+            continue
+        path = cache_dir / f"{name}-{hashlib.sha256(outcome).hexdigest()[:12]}.png"
         if not path.is_file():
-            _atomic_write(path, png)
+            _atomic_write(path, outcome)
         _atomic_write(cache_dir / f"{key}.txt", (path.name + "\n").encode())
         result[key] = path
+    if failures:
+        raise DiagramFailures(failures)
     return result
+
+
+_Job = tuple[str, str, Mapping[str, Any] | None]
+
+
+def _draw_one(name: str, params: Mapping[str, Any] | None) -> bytes | str:
+    """One picture's PNG bytes, or what went wrong (a worker's entry point: picklable)."""
+    try:
+        return render_png(name, params)
+    except Exception as exc:  # a generator bug must not hide the other diagrams' problems
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _draw_here(todo: Sequence[_Job], progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
+    drawn = []
+    for i, (_key, name, params) in enumerate(todo, start=1):
+        if progress is not None:
+            progress(i, len(todo), name)
+        drawn.append(_draw_one(name, params))
+    return drawn
+
+
+def _draw_parallel(todo: Sequence[_Job], workers: int, progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # 'spawn': a fresh interpreter per worker, safe whatever threads or state this
+    # process has (fork is not); the workers import only deckbuild.diagrams and matplotlib.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(_draw_one, name, dict(params) if params is not None else None) for _k, name, params in todo]
+        drawn = []
+        for i, ((_key, name, _params), future) in enumerate(zip(todo, futures, strict=True), start=1):
+            if progress is not None:
+                progress(i, len(todo), name)
+            drawn.append(future.result())
+    return drawn
