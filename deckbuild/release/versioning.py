@@ -160,6 +160,9 @@ class Changes:
     # Lines for the changelog's Breaking paragraph (a new namespace); forces a major release.
     breaking: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()  # other lines learners must read (a renamed deck)
+    # Note types whose only schema change is fields renamed with their ids kept: Anki renames
+    # them in place, so learners' notes keep updating (still a major release).
+    renamed_in_place: tuple[str, ...] = ()
 
     def needed_bump(self) -> str | None:
         if self.retired or self.schema_changed or self.breaking:
@@ -190,7 +193,12 @@ def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], sch
     schema_changed = tuple(
         sorted(k for k in schemas if previous is not None and k in previous.schemas and previous.schemas[k] != schemas[k])
     )
-    return Changes(added, changed, retired, schema_changed, renamed)
+    from deckbuild.apkg.notetypes import NOTETYPES
+
+    in_place = tuple(
+        k for k in schema_changed if previous is not None and k in NOTETYPES and NOTETYPES[k].renames_in_place(previous.schemas[k])
+    )
+    return Changes(added, changed, retired, schema_changed, renamed, renamed_in_place=in_place)
 
 
 def bump(version: str, part: str) -> str:
@@ -206,10 +214,18 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
     """The CHANGELOG.md section for one release (exact text is tested)."""
     date = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
     lines = [f"## {version} — {date}", "", changes.summary() + "."]
-    if changes.schema_changed:
+    in_place = [k for k in changes.schema_changed if k in changes.renamed_in_place]
+    breaking = [k for k in changes.schema_changed if k not in changes.renamed_in_place]
+    if in_place:
         lines += [
             "",
-            f"**Breaking:** the note type(s) {', '.join(changes.schema_changed)} changed their fields or templates. "
+            f"**Note types:** the note type(s) {', '.join(in_place)} renamed fields; each keeps its id, so Anki renames "
+            "the field in place on import and your notes, cards and review history stay as they are.",
+        ]
+    if breaking:
+        lines += [
+            "",
+            f"**Breaking:** the note type(s) {', '.join(breaking)} changed their fields or templates. "
             "Anki will import them as a new note type; existing notes are not updated in place.",
         ]
     if changes.breaking:
