@@ -196,7 +196,9 @@ def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], sch
     from deckbuild.apkg.notetypes import NOTETYPES
 
     in_place = tuple(
-        k for k in schema_changed if previous is not None and k in NOTETYPES and NOTETYPES[k].renames_in_place(previous.schemas[k])
+        k
+        for k in schema_changed
+        if previous is not None and k in NOTETYPES and NOTETYPES[k].renames_in_place(previous.schemas[k])
     )
     return Changes(added, changed, retired, schema_changed, renamed, renamed_in_place=in_place)
 
