@@ -173,13 +173,45 @@ def card_pages(site: Path) -> list[Path]:
     return sorted((site / "cards").glob("*.html"))
 
 
+FIT_PROBLEMS = (
+    "needs horizontal scrolling",
+    "cloze gap not fully on screen",
+    "math shrunk to",
+    "wider than the screen",
+    "page scrolls horizontally",
+)
+
+
+def _retired_ids(site: Path) -> set[str]:
+    """Notes the last release retired: they ship frozen, as they last shipped, with a notice to suspend them."""
+    import json
+
+    releases = sorted(site.parent.glob("*/releases/*.jsonl"), key=lambda p: tuple(int(x) for x in p.stem.split(".")))
+    retired: set[str] = set()
+    for line in releases[-1].read_text(encoding="utf-8").splitlines()[1:] if releases else []:
+        note = json.loads(line)
+        if note.get("retired"):
+            retired.add(note["id"])
+    return retired
+
+
 def test_every_card_renders_cleanly_on_phone_and_desktop_light_and_night(site: Path, tab: Tab) -> None:
+    """Every card, every check; a retired note (frozen as it last shipped, its source gone) is spared only the fit checks."""
     pages = card_pages(site)
     assert pages, "the preview has no card pages"
+    retired = _retired_ids(site)
     problems: list[str] = []
+    spared = 0
     for path in pages:
-        problems += tab.check_card(path, f"card '{path.stem}'")
+        found = tab.check_card(path, f"card '{path.stem}'")
+        note_id = path.stem.split(".c")[0]
+        if note_id in retired and "Retired in version" in path.read_text(encoding="utf-8"):
+            kept = [p for p in found if not any(kind in p for kind in FIT_PROBLEMS)]
+            spared += len(found) - len(kept)
+            found = kept
+        problems += found
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)
+    assert spared == 0 or retired, "fit problems were spared without a retired note"
 
 
 def test_index_filters_by_difficulty_topic_and_text(site: Path, tab: Tab) -> None:

@@ -132,9 +132,11 @@ def check_fit(root: Path, site: Path, keys: Sequence[str]) -> list[Problem]:
         try:
             page = browser.new_page(viewport={"width": PHONE[0], "height": PHONE[1]})
             for key in keys:
+                card_id = key.rsplit(".c", 1)[0] if re.search(r"\.c\d+$", key) else key
+                if project is not None and card_id not in where:
+                    continue  # a retired note: it ships frozen as it last shipped; no source to fix
                 page.goto((site / "cards" / f"{key}.html").as_uri(), wait_until="load")
                 page.evaluate("() => MathJax.startup.promise")
-                card_id = key.rsplit(".c", 1)[0] if re.search(r"\.c\d+$", key) else key
                 location = where.get(card_id, Location(f"card '{card_id}'"))
                 for side in ("front", "back"):
                     if side == "back":
