@@ -100,9 +100,6 @@ class Plan:
             return None
         return package_path(self.root, self.config)
 
-    def output(self, path: Path) -> Output | None:
-        return next((o for o in self.outputs if o.path == path), None)
-
 
 def package_path(root: Path, config: DeckConfig) -> Path:
     return root / config.output / f"{config.slug}-{config.version}.apkg"
