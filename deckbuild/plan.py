@@ -248,7 +248,10 @@ def _plan(
     # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
     # at any moment: the release's files, then the record, then the package (which derives
     # from the record; a record newer than the package is repaired by the next build).
-    outputs = [Output(path, data, config.output, file_digest(path)) for path, data in (decision.files if decision else ())]
+    outputs = [
+        Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
+        for path, data in (decision.files if decision else ())
+    ]
     outputs.append(
         Output(
             root / record_stage.RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / record_stage.RECORD_FILE)
