@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, TextProblem
 from deckbuild.model import Card
 from deckbuild.render import markdown_images
 
@@ -171,7 +171,7 @@ def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
 
     problems: list[Problem] = []
     for card in cards:
-        checks: list[tuple[str, Callable[[str], list[cloze.Problem]]]] = [
+        checks: list[tuple[str, Callable[[str], list[TextProblem]]]] = [
             (key, cloze.math_problems) for key in MATH_KEYS if getattr(card, key)
         ]
         if card.kind == "formula":
@@ -184,7 +184,7 @@ def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
                 continue  # no math possible: skip the scan
             for found in checker(text):
                 where = offset_location(card.where(key), text, found.offset)
-                problems.append(Problem(where, found.code, f"card '{card.id}': {key}: {found.message}"))
+                problems.append(found.at(where, f"card '{card.id}': {key}: "))
     return problems
 
 

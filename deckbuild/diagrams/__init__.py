@@ -24,6 +24,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from deckbuild.errors import DeckbuildError
+
 __all__ = [
     "REGISTRY",
     "DiagramError",
@@ -40,7 +42,7 @@ _SHARED_MODULES = ("_style",)
 """Modules whose source is part of every cache key (the look of every diagram)."""
 
 
-class DiagramError(ValueError):
+class DiagramError(DeckbuildError):
     """A diagram spec that cannot be rendered (unknown name, bad parameters)."""
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from deckbuild.errors import DeckbuildError, Location, Problem
+from deckbuild.errors import LocatedError, Location
 
 CARD_KEY_ORDER = (
     "id",
@@ -29,20 +29,11 @@ CARD_KEY_ORDER = (
 """Key order of docs/format.md; keys other tools add keep their place among these."""
 
 
-class CardsFileError(DeckbuildError):
+class CardsFileError(LocatedError):
     """An existing cards/*.yaml file the importer cannot safely rewrite."""
 
     def __init__(self, path: Path, code: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.code = code
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.code} {self.message}"
-
-    def problems(self) -> tuple[Problem, ...]:
-        return (Problem(Location(str(self.path)), self.code, self.message),)
+        super().__init__(Location(str(path)), code, message)
 
 
 class _CardDumper(yaml.SafeDumper):

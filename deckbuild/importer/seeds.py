@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deckbuild.errors import DeckbuildError, Location, Problem
+from deckbuild.errors import LocatedError, Location
 
 DIFFICULTIES = ("easy", "medium", "hard")
 LEVELS = ("Beginners", "Intermediate", "Experienced")
@@ -41,22 +41,16 @@ FORM_BULLETS = "bullets"
 FORM_PROSE = "prose"
 
 
-class SeedFormatError(DeckbuildError):
+class SeedFormatError(LocatedError):
     """A seed file that cannot be parsed; says where, what was expected and what was found."""
 
     def __init__(self, path: Path | str, line: int | None, code: str, message: str) -> None:
-        super().__init__(message)
-        self.path = Path(path)
-        self.line = line
-        self.code = code
-        self.message = message
+        super().__init__(Location(str(Path(path)), line or 0, 1 if line else 0), code, message)
 
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}:1" if self.line else f"{self.path}"
-        return f"{where}: {self.code} {self.message}"
-
-    def problems(self) -> tuple[Problem, ...]:
-        return (Problem(Location(str(self.path), self.line or 0, 1 if self.line else 0), self.code, self.message),)
+    @property
+    def line(self) -> int | None:
+        """The 1-based line, or None for the whole file (an empty or undecodable seed)."""
+        return self.location.line or None
 
 
 @dataclass(frozen=True)
