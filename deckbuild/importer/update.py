@@ -17,20 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slug_for_question
+from deckbuild.errors import DeckbuildError
+from deckbuild.fsutil import StagedWrites
 from deckbuild.importer.cardfiles import (
     CardsFileError,
     dump_cards,
     load_cards,
-    load_yaml_text,
     set_key,
     sort_key,
     topic_file,
-    write_atomic,
 )
 from deckbuild.importer.curation import Curation, CurationEntry, load_curation
 from deckbuild.importer.matching import Slot, find_curation, match_questions, unique_id
 from deckbuild.importer.prose import answer_sha, code_pattern, details_for, render_answer, render_full
 from deckbuild.importer.seeds import SeedDocument, SeedFormatError, SeedQuestion, normalize_ws, parse_seed
+from deckbuild.yamlload import parse_yaml, to_plain
 
 FALLBACK_TOPIC = "uncategorized::new"
 """Topic for a new seed question nobody curated yet (a warning asks for a real one)."""
@@ -91,7 +92,8 @@ def import_seeds(
     """Import seeds into project_dir/cards; writes nothing unless every seed parsed.
 
     curation_path defaults to project_dir/seeds/curation.yaml.
-    Raises SeedFormatError (bad seed) or CardsFileError (unreadable cards file).
+    Raises SeedFormatError (bad seed), CardsFileError (a cards file it cannot rewrite) or
+    ProjectInvalid (an unreadable curation file).
     """
     project_dir = Path(project_dir)
     documents: list[SeedDocument] = [parse_seed(Path(p)) for p in seed_paths]
@@ -163,18 +165,20 @@ def import_seeds(
 
     _link_new_cards(files, new_cards, curation, all_ids)
 
-    for path, cards in files.items():
-        managed_positions = [i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)]
-        ordered = sorted((cards[i] for i in managed_positions), key=sort_key)
-        for position, card in zip(managed_positions, ordered, strict=True):
-            cards[position] = card
-        if path in before and cards == before[path]:
-            continue  # unchanged data: leave the file's bytes (and hand formatting) alone
-        text = dump_cards(cards)
-        if load_yaml_text(text) != cards:  # pragma: no cover - a dumper bug, never data
-            raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
-        write_atomic(path, text)
-        report.written.append(path)
+    with StagedWrites() as writes:  # every file or none: a failure leaves cards/ as it was
+        for path, cards in files.items():
+            managed_positions = [i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)]
+            ordered = sorted((cards[i] for i in managed_positions), key=sort_key)
+            for position, card in zip(managed_positions, ordered, strict=True):
+                cards[position] = card
+            if path in before and cards == before[path]:
+                continue  # unchanged data: leave the file's bytes (and hand formatting) alone
+            text = dump_cards(cards)
+            if to_plain(parse_yaml(text, path.name)[0]) != cards:  # pragma: no cover - a dumper bug, never data
+                raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
+            writes.stage(path, text.encode("utf-8"), if_changed=False)
+            report.written.append(path)
+        writes.commit()
     return report
 
 
@@ -277,8 +281,9 @@ def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], 
     """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 1 error)."""
     try:
         report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])
-    except (SeedFormatError, CardsFileError) as exc:
-        echo(f"error: {exc}")
+    except DeckbuildError as exc:  # a bad seed, cards file or curation file
+        for line in [p.format() for p in exc.problems()] or [str(exc)]:
+            echo(f"error: {line}")
         echo("nothing written to cards/")
         return 1
     for warning in report.warnings:
