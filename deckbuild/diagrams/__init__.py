@@ -17,7 +17,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import DeckbuildError
+from deckbuild.fsutil import atomic_write_bytes
 
 __all__ = [
     "REGISTRY",
@@ -536,18 +536,6 @@ def render_png(name: str, params: Mapping[str, Any] | None = None) -> bytes:
     return _style.render(REGISTRY[name], merged)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a PNG."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _cached(cache_dir: Path, key: str) -> Path | None:
     """The cached PNG for a key, if both its index file and the PNG exist."""
     index = cache_dir / f"{key}.txt"
@@ -619,8 +607,8 @@ def materialize(
             continue
         path = cache_dir / f"{name}-{hashlib.sha256(outcome).hexdigest()[:12]}.png"
         if not path.is_file():
-            _atomic_write(path, outcome)
-        _atomic_write(cache_dir / f"{key}.txt", (path.name + "\n").encode())
+            atomic_write_bytes(path, outcome)
+        atomic_write_bytes(cache_dir / f"{key}.txt", (path.name + "\n").encode())
         result[key] = path
     if failures:
         raise DiagramFailures(failures)
