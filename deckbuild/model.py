@@ -11,6 +11,8 @@ from deckbuild.errors import Location
 
 CardKind = Literal["qa", "formula", "fact"]
 DIFFICULTIES = ("easy", "medium", "hard")
+RETIRED_TAG = "retired"
+"""The tag of a note whose card left the sources: it keeps shipping, so learners can find it."""
 
 
 @dataclass(frozen=True)

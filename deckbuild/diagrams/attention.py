@@ -8,8 +8,6 @@ from matplotlib.figure import Figure
 
 from . import _style as s
 
-_SEED = 0
-
 
 def attention_masks() -> Figure:
     """D18: causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
@@ -61,7 +59,7 @@ def attention_masks() -> Figure:
 
 def attention_scaling() -> Figure:
     """D19: q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     dims = [4, 16, 64, 256, 1024]
     trials, keys = 2000, 16
     std: list[float] = []

@@ -7,8 +7,6 @@ from matplotlib.figure import Figure
 
 from . import _style as s
 
-_SEED = 0
-
 
 def double_descent(n_train: int, seeds: int) -> Figure:
     """D05: min-norm least squares on random ReLU features; test error peaks at p = n."""
@@ -100,7 +98,7 @@ def grokking() -> Figure:
 
 def weight_ema() -> Figure:
     """D20: a noisy weight trajectory, its EMAs (alpha 0.99, 0.999) and an SWA average."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     t = np.arange(3001)
     theta = 1 + 0.5 * np.exp(-t / 300) + 0.1 * rng.standard_normal(t.size)
     fig = s.figure(2.9)
@@ -164,7 +162,7 @@ def early_stopping(patience: int) -> Figure:
 
 def train_above_val() -> Figure:
     """D22: the logged train loss averages a falling curve (and has dropout on): it lags."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     epoch, epochs = 500, 6
     t = np.arange(epoch * epochs + 1)
     clean = 0.3 + 2 * np.exp(-t / 800)

@@ -8,12 +8,10 @@ from matplotlib.patches import Circle, Rectangle
 
 from . import _style as s
 
-_SEED = 0
-
 
 def batch_stat_noise(small_batch: int, large_batch: int) -> Figure:
     """D13: per-batch mean estimates spread as 1/sqrt(B): tiny batches give noisy BN stats."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     fig = s.figure(3.5)
     axes = fig.subplots(2, 1, sharex=True)
     bins = np.linspace(-2, 2, 81)
@@ -175,7 +173,7 @@ def float_formats() -> Figure:
 
 def loss_scaling(scale: int) -> Figure:
     """D16: fp16 flushes tiny gradients to zero; multiplying the loss by S shifts them up."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     log_g = rng.normal(-7, 1, 100_000)
     grads = 10.0**log_g
     f16 = np.finfo(np.float16)

@@ -7,8 +7,6 @@ from matplotlib.figure import Figure
 
 from . import _style as s
 
-_SEED = 0
-
 
 def lstm_forget() -> Figure:
     """D30: fraction of cell content left after t steps when the forget gate is f: f^t."""
@@ -37,7 +35,7 @@ def lstm_forget() -> Figure:
 
 def init_signal() -> Figure:
     """D40: activation std through 30 ReLU layers (width 256) for three weight scales."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     width, depth, batch = 256, 30, 512
     x0 = rng.standard_normal((batch, width))
     fig = s.figure(2.9)

@@ -10,8 +10,6 @@ from matplotlib.patches import Rectangle
 
 from . import _style as s
 
-_SEED = 0
-
 
 def cosine_restarts(cycles: int) -> Figure:
     """D04: SGDR cosine cycles; each cycle's end is one snapshot for the ensemble."""
@@ -57,7 +55,7 @@ def _grid(ax: Axes, values: np.ndarray, colours: np.ndarray, title: str) -> None
 
 def inverted_dropout() -> Figure:
     """D27: training keeps each unit with p = 0.5 and doubles survivors; eval is identity."""
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(s.SEED)
     n = 4
     act = rng.integers(1, 6, size=(n, n)).astype(float)
     keep = rng.random((n, n)) >= 0.5

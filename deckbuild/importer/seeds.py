@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
+from deckbuild.model import DIFFICULTIES
 
-DIFFICULTIES = ("easy", "medium", "hard")
 LEVELS = ("Beginners", "Intermediate", "Experienced")
 LEVEL_TAG = {
     "Beginners": "beginner",
@@ -109,7 +109,7 @@ def _read_lines(path: Path) -> list[str]:
 # --- format A: "43 interview questions on training dynamics" -------------------------
 
 _TD_HEADER = re.compile(r"^(\d+) interview questions\b.*$")
-_TD_FIRST = re.compile(r"^(easy|medium|hard)- (.*)$")
+_TD_FIRST = re.compile(rf"^({'|'.join(DIFFICULTIES)})- (.*)$")
 _TD_BULLET = re.compile(r"^- (.*)$")
 
 

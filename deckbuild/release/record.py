@@ -18,9 +18,9 @@ from typing import Any
 
 from deckbuild.errors import LocatedError, Location
 from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.layout import RECORD_FILE as RECORD_FILE
 from deckbuild.model import RenderedNote, StampedNote
 
-RECORD_FILE = "deckbuild.lock"
 FORMAT = 1
 
 

@@ -18,12 +18,11 @@ from typing import Any
 
 from deckbuild.errors import LocatedError, Location
 from deckbuild.fsutil import atomic_write_bytes
-from deckbuild.model import RenderedNote
+from deckbuild.layout import CHANGELOG as CHANGELOG
+from deckbuild.layout import RELEASES_DIR
+from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.render import plain
 
-RELEASES_DIR = "releases"
-CHANGELOG = "CHANGELOG.md"
-RETIRED_TAG = "retired"
 BUMPS = ("major", "minor", "patch")
 
 
