@@ -86,9 +86,6 @@ class Project:
     config: DeckConfig
     cards: tuple[Card, ...]
 
-    def by_id(self) -> dict[str, Card]:
-        return {card.id: card for card in self.cards}
-
 
 @dataclass(frozen=True)
 class MediaFile:

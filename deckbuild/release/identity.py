@@ -48,11 +48,6 @@ def notetype_of(card: Card) -> str:
     return "qa" if card.kind == "qa" else "cloze"
 
 
-def guid_source(card: Card) -> str:
-    """The id the card's GUID derives from: its original id (first previous id) or its id."""
-    return card.previous_ids[0] if card.previous_ids else card.id
-
-
 def remember(record: Record, config: DeckConfig, media: Sequence[MediaFile]) -> Record:
     """The record to write: with the deck's identity and the hand-made media that now ship."""
     from deckbuild.media import media_record

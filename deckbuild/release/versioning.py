@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.fsutil import atomic_write_bytes
 from deckbuild.layout import CHANGELOG as CHANGELOG
 from deckbuild.layout import RELEASES_DIR
 from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.render import plain
-
-BUMPS = ("major", "minor", "patch")
 
 
 @dataclass(frozen=True)
@@ -252,10 +249,6 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
-    atomic_write_bytes(root / CHANGELOG, changelog_with(root, entry, deck_name))
-
-
 def changelog_with(root: Path, entry: str, deck_name: str) -> bytes:
     """CHANGELOG.md's bytes with entry added as the newest release."""
     path = root / CHANGELOG
@@ -277,7 +270,3 @@ def description_changes(record_extra: Mapping[str, Any]) -> str:
     if not release:
         return ""
     return f"Latest release {release['version']}: {release['summary']}. See CHANGELOG.md for the cards."
-
-
-def ordered(notes: Sequence[PublishedNote]) -> list[PublishedNote]:
-    return sorted(notes, key=lambda n: n.card_id)
