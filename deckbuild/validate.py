@@ -35,7 +35,7 @@ def validate_cards(cards: Sequence[Card]) -> list[Problem]:
     return problems
 
 
-# --- clozes that test one thing (issue 12) ----------------------------------------------
+# --- clozes that test one thing ----------------------------------------------
 
 INTERNAL_CODE = re.compile(r"\(\s*[A-Z]{1,2}\d{2}\s*\)")  # (F01), (N60): bookkeeping codes; (A100) is a GPU
 """A bookkeeping code like "(F01)" left in learner-facing text."""

@@ -83,7 +83,6 @@ def _info(
 REGISTRY: dict[str, DiagramInfo] = {
     d.name: d
     for d in [
-        # D01
         _info(
             "warmup-cosine",
             "Linear warmup + cosine decay",
@@ -94,7 +93,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             warmup=1_000,
             accumulation_bug=False,
         ),
-        # D02
         _info(
             "one-cycle",
             "One-cycle policy: LR and momentum",
@@ -104,7 +102,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             pct_start=0.3,
             div=25.0,
         ),
-        # D03
         _info(
             "lr-range-test",
             "LR range test",
@@ -112,7 +109,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "lr_range_test",
             illustrative=True,
         ),
-        # D23
         _info(
             "lr-too-small-large",
             "Learning rate too small / right / too large",
@@ -120,7 +116,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "lr_too_small_large",
             illustrative=True,
         ),
-        # D25
         _info(
             "lr-batch-scaling",
             "LR vs batch size: linear and sqrt rules",
@@ -130,7 +125,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             base_lr=0.1,
             base_batch=256,
         ),
-        # D05
         _info(
             "double-descent",
             "Deep double descent (computed)",
@@ -140,7 +134,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             n_train=40,
             seeds=10,
         ),
-        # D06
         _info(
             "grokking",
             "Grokking (schematic)",
@@ -148,7 +141,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "grokking",
             illustrative=True,
         ),
-        # D20
         _info(
             "weight-ema",
             "EMA of weights smooths the trajectory",
@@ -156,7 +148,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "weight_ema",
             illustrative=True,
         ),
-        # D21
         _info(
             "early-stopping",
             "Early stopping with patience",
@@ -165,7 +156,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             patience=10,
         ),
-        # D22
         _info(
             "train-above-val",
             "Why training loss can sit above validation loss",
@@ -173,7 +163,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "train_above_val",
             illustrative=True,
         ),
-        # D07
         _info(
             "activations",
             "Activation functions and derivatives",
@@ -181,7 +170,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "activations",
             illustrative=False,
         ),
-        # D08
         _info(
             "vanishing-exploding",
             "Vanishing / exploding products",
@@ -190,7 +178,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=False,
             layers=20,
         ),
-        # D09
         _info(
             "conv-output-size",
             "Convolution output size",
@@ -198,7 +185,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "conv_output_size",
             illustrative=False,
         ),
-        # D10
         _info(
             "receptive-field",
             "Receptive-field growth",
@@ -206,7 +192,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "receptive_field",
             illustrative=False,
         ),
-        # D11
         _info(
             "grouped-conv",
             "Grouped and depthwise connectivity",
@@ -214,7 +199,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "grouped_conv",
             illustrative=False,
         ),
-        # D12
         _info(
             "norm-axes",
             "BatchNorm vs LayerNorm vs GroupNorm axes",
@@ -222,7 +206,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "norm_axes",
             illustrative=False,
         ),
-        # D13
         _info(
             "batch-stat-noise",
             "Batch-statistic noise vs batch size",
@@ -232,7 +215,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             small_batch=4,
             large_batch=256,
         ),
-        # D14
         _info(
             "grad-clipping",
             "Gradient clipping by norm vs by value",
@@ -240,7 +222,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "grad_clipping",
             illustrative=False,
         ),
-        # D15
         _info(
             "float-formats",
             "fp32 / fp16 / bf16: bits and range",
@@ -248,7 +229,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "float_formats",
             illustrative=False,
         ),
-        # D16
         _info(
             "loss-scaling",
             "Why loss scaling works",
@@ -257,7 +237,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             scale=128,
         ),
-        # D17
         _info(
             "zero-memory",
             "Memory per GPU: DDP vs ZeRO-1/2/3",
@@ -268,7 +247,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             gpus=64,
             k=12,
         ),
-        # D24
         _info(
             "chinchilla",
             "Chinchilla compute-optimal allocation",
@@ -276,7 +254,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "chinchilla",
             illustrative=False,
         ),
-        # D18
         _info(
             "attention-masks",
             "Attention masks",
@@ -284,7 +261,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention_masks",
             illustrative=False,
         ),
-        # D19
         _info(
             "attention-scaling",
             "Why divide by sqrt(d_k)",
@@ -292,8 +268,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention_scaling",
             illustrative=False,
         ),
-        # --- Priority P2 ---
-        # D04
         _info(
             "cosine-restarts",
             "Cosine restarts and snapshot points",
@@ -302,7 +276,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             cycles=5,
         ),
-        # D27
         _info(
             "inverted-dropout",
             "Inverted dropout",
@@ -310,7 +283,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "inverted_dropout",
             illustrative=True,
         ),
-        # D28
         _info(
             "stochastic-depth",
             "Stochastic depth: drop probability by depth",
@@ -320,7 +292,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             blocks=24,
             final_drop=0.2,
         ),
-        # D35
         _info(
             "label-smoothing",
             "Label smoothing targets",
@@ -330,7 +301,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             classes=4,
             eps=0.1,
         ),
-        # D43
         _info(
             "sharp-flat-minima",
             "Sharp vs flat minima",
@@ -339,7 +309,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             shift=0.3,
         ),
-        # D36
         _info(
             "temperature",
             "Temperature scaling",
@@ -347,7 +316,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "temperature",
             illustrative=False,
         ),
-        # D37
         _info(
             "accuracy-paradox",
             "Accuracy paradox",
@@ -355,7 +323,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "accuracy_paradox",
             illustrative=False,
         ),
-        # D30
         _info(
             "lstm-forget",
             "LSTM forget-gate retention",
@@ -363,7 +330,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "lstm_forget",
             illustrative=True,
         ),
-        # D40
         _info(
             "init-signal",
             "Initialization and signal propagation",
@@ -371,7 +337,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "init_signal",
             illustrative=False,
         ),
-        # D26
         _info(
             "critical-batch",
             "Critical batch size trade-off",
@@ -380,7 +345,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             b_noise=1000,
         ),
-        # D45
         _info(
             "attention-memory",
             "Attention score memory vs sequence length",
@@ -389,7 +353,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             heads=16,
         ),
-        # D38
         _info(
             "broadcasting-bug",
             "Broadcasting bug in a regression loss",
@@ -397,7 +360,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "broadcasting_bug",
             illustrative=True,
         ),
-        # D39
         _info(
             "padding-loss",
             "Padding-aware loss averaging",
@@ -405,7 +367,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "padding_loss",
             illustrative=True,
         ),
-        # D42
         _info(
             "finite-difference",
             "Centered vs forward difference",
@@ -414,7 +375,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             eps=0.5,
         ),
-        # D31
         _info(
             "truncated-bptt",
             "Truncated BPTT",
@@ -424,7 +384,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             steps=12,
             chunk=4,
         ),
-        # D32
         _info(
             "grad-accumulation",
             "Gradient accumulation timeline",
@@ -433,7 +392,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             micro=4,
         ),
-        # D44
         _info(
             "fgsm-pgd",
             "FGSM / PGD geometry",

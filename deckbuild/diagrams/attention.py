@@ -10,7 +10,7 @@ from . import _style as s
 
 
 def attention_masks() -> Figure:
-    """D18: causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
+    """causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
     L = 6
     causal = np.tril(np.ones((L, L), bool))
     keep_right = np.arange(L) < 4  # last two keys are padding
@@ -58,7 +58,7 @@ def attention_masks() -> Figure:
 
 
 def attention_scaling() -> Figure:
-    """D19: q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
+    """q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
     rng = np.random.default_rng(s.SEED)
     dims = [4, 16, 64, 256, 1024]
     trials, keys = 2000, 16

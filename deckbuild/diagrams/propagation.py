@@ -1,4 +1,4 @@
-"""Signal-propagation diagrams (P2): LSTM forget-gate retention, initialization scale."""
+"""Signal-propagation diagrams: LSTM forget-gate retention, initialization scale."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from . import _style as s
 
 
 def lstm_forget() -> Figure:
-    """D30: fraction of cell content left after t steps when the forget gate is f: f^t."""
+    """fraction of cell content left after t steps when the forget gate is f: f^t."""
     t = np.arange(101)
     fig = s.figure(2.8)
     ax = fig.subplots()
@@ -34,7 +34,7 @@ def lstm_forget() -> Figure:
 
 
 def init_signal() -> Figure:
-    """D40: activation std through 30 ReLU layers (width 256) for three weight scales."""
+    """activation std through 30 ReLU layers (width 256) for three weight scales."""
     rng = np.random.default_rng(s.SEED)
     width, depth, batch = 256, 30, 512
     x0 = rng.standard_normal((batch, width))

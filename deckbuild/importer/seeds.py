@@ -94,7 +94,7 @@ def normalize_ws(text: str) -> str:
 
 
 def _read_lines(path: Path) -> list[str]:
-    """The file's lines without line ends or blank lines' content (A01: no final newline)."""
+    """The file's lines without line ends or blank lines' content (the last line need not end with a newline)."""
     data = path.read_bytes()
     if not data.strip():
         raise SeedFormatError(path, None, "E301", "empty seed file: expected questions, found no text")
@@ -210,7 +210,7 @@ _NUMBERED = re.compile(r"^(\d{1,3})\. (.+)$")
 
 
 def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQuestion]:
-    """Preamble, three listed levels, three answered levels, page trailer (SEEDS.md §6.2)."""
+    """Preamble, three listed levels, three answered levels, page trailer."""
     title = next(m.group(1) for line in lines if (m := _BANK_ANSWERS.match(line.strip())))
     list_heading = {f"{title} Interview Questions for {lv}": lv for lv in LEVELS}
     answer_heading = {f"{title} Interview Questions and Answers for {lv}": lv for lv in LEVELS}
