@@ -18,7 +18,6 @@ from typing import Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slug_for_question
 from deckbuild.errors import DeckbuildError
-from deckbuild.fsutil import StagedWrites
 from deckbuild.importer.cardfiles import (
     CardsFileError,
     dump_cards,
@@ -83,13 +82,28 @@ class ImportReport:
         return [i for s in self.seeds for i in s.missing]
 
 
-def import_seeds(
+def import_seeds(project_dir: Path, seed_paths: list[Path]) -> ImportReport:
+    """Import seeds into project_dir/cards: the import plan, then apply; all files or none.
+
+    Raises SeedFormatError (bad seed), CardsFileError (unreadable cards file) or, when a
+    card file cannot be written, E140 (nothing written).
+    """
+    from deckbuild.apply import apply
+    from deckbuild.plan import plan
+
+    planned = plan(Path(project_dir), "import", seeds=seed_paths)
+    assert planned.imported is not None
+    planned.imported.written.extend(apply(planned).written)
+    return planned.imported
+
+
+def plan_import(
     project_dir: Path,
     seed_paths: list[Path],
     *,
     curation_path: Path | None = None,
-) -> ImportReport:
-    """Import seeds into project_dir/cards; writes nothing unless every seed parsed.
+) -> tuple[ImportReport, list[tuple[Path, bytes]]]:
+    """What importing the seeds would do, and the bytes of every card file it would rewrite; writes nothing.
 
     curation_path defaults to project_dir/seeds/curation.yaml.
     Raises SeedFormatError (bad seed), CardsFileError (a cards file it cannot rewrite) or
@@ -165,21 +179,19 @@ def import_seeds(
 
     _link_new_cards(files, new_cards, curation, all_ids)
 
-    with StagedWrites() as writes:  # every file or none: a failure leaves cards/ as it was
-        for path, cards in files.items():
-            managed_positions = [i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)]
-            ordered = sorted((cards[i] for i in managed_positions), key=sort_key)
-            for position, card in zip(managed_positions, ordered, strict=True):
-                cards[position] = card
-            if path in before and cards == before[path]:
-                continue  # unchanged data: leave the file's bytes (and hand formatting) alone
-            text = dump_cards(cards)
-            if to_plain(parse_yaml(text, path.name)[0]) != cards:  # pragma: no cover - a dumper bug, never data
-                raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
-            writes.stage(path, text.encode("utf-8"), if_changed=False)
-            report.written.append(path)
-        writes.commit()
-    return report
+    writes: list[tuple[Path, bytes]] = []
+    for path, cards in sorted(files.items()):
+        managed_positions = [i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)]
+        ordered = sorted((cards[i] for i in managed_positions), key=sort_key)
+        for position, card in zip(managed_positions, ordered, strict=True):
+            cards[position] = card
+        if path in before and cards == before[path]:
+            continue  # unchanged data: leave the file's bytes (and hand formatting) alone
+        text = dump_cards(cards)
+        if to_plain(parse_yaml(text, path.name)[0]) != cards:  # pragma: no cover - a dumper bug, never data
+            raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
+        writes.append((path, text.encode("utf-8")))
+    return report, writes
 
 
 def _new_card(
@@ -285,7 +297,7 @@ def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], 
         for line in [p.format() for p in exc.problems()] or [str(exc)]:
             echo(f"error: {line}")
         echo("nothing written to cards/")
-        return 1
+        return exc.exit_code
     for warning in report.warnings:
         echo(f"warning: {warning}")
     for seed_report in report.seeds:
