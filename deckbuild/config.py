@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 from deckbuild.errors import Location, Problem
-from deckbuild.layout import CONFIG_FILE as CONFIG_FILE
-from deckbuild.layout import DEFAULT_OUTPUT
+from deckbuild.layout import CONFIG_FILE, DEFAULT_OUTPUT
 from deckbuild.model import DeckConfig
 from deckbuild.yamlload import LocatedMap, load_yaml
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
-from deckbuild.layout import CACHE_DIR as CACHE_DIR
 from deckbuild.layout import MEDIA_DIR
 from deckbuild.model import Card, MediaFile
 

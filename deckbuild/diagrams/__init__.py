@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Any
 
 from deckbuild.errors import DeckbuildError
 from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.model import Progress
 
 __all__ = [
     "REGISTRY",
@@ -534,7 +535,7 @@ def default_jobs() -> int:
 def materialize(
     specs: Sequence[tuple[str, Mapping[str, Any] | None]],
     cache_dir: Path,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Progress | None = None,
     *,
     jobs: int | None = None,
 ) -> dict[str, Path]:
@@ -606,7 +607,7 @@ def _start_worker() -> None:
     os.environ.update(NUMERIC_ENV)
 
 
-def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
+def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Progress | None) -> list[bytes | str]:
     """Draw in 'spawn'ed worker processes (one when jobs=1), each started by _start_worker.
 
     Never in this process: its numpy may already be loaded with the CPU's own kernels, and

@@ -30,6 +30,7 @@ from deckbuild.importer.curation import Curation, CurationEntry, load_curation
 from deckbuild.importer.matching import Slot, find_curation, match_questions, unique_id
 from deckbuild.importer.prose import answer_sha, code_pattern, details_for, render_answer, render_full
 from deckbuild.importer.seeds import SeedDocument, SeedFormatError, SeedQuestion, normalize_ws, parse_seed
+from deckbuild.layout import CARDS_DIR
 from deckbuild.yamlload import parse_yaml, to_plain
 
 FALLBACK_TOPIC = "uncategorized::new"
@@ -123,7 +124,7 @@ def plan_import(
         slugs[document.slug] = document.path
     curation = load_curation(curation_path or project_dir / "seeds" / "curation.yaml")
     code = code_pattern(curation.code_identifiers)
-    cards_dir = project_dir / "cards"
+    cards_dir = project_dir / CARDS_DIR
     files = load_cards(cards_dir)
     before = copy.deepcopy(files)
 

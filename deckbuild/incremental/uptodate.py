@@ -30,8 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from deckbuild import __version__
-from deckbuild.layout import CACHE_DIR as CACHE_DIR
-from deckbuild.layout import CARDS_DIR, CONFIG_FILE, MEDIA_DIR, RECORD_FILE
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, RECORD_FILE
 
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.layout import RECORD_FILE as RECORD_FILE
+from deckbuild.layout import RECORD_FILE
 from deckbuild.model import RenderedNote, StampedNote
 
 FORMAT = 1

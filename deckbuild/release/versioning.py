@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.layout import CHANGELOG as CHANGELOG
-from deckbuild.layout import RELEASES_DIR
+from deckbuild.layout import CHANGELOG, RELEASES_DIR
 from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.render import plain
 
