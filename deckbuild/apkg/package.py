@@ -105,14 +105,12 @@ def write_package(
     deck = genanki.Deck(deck_id, deck_name, description=deck_description)
     for model in models.values():
         deck.add_model(model)  # ship every note type, even one no note uses yet
-    timestamp = max([*notetype_mods.values(), *(n.mod for n in notes), 1])
+    timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
     # In memory, not a temp file: a build writes nothing outside the project, even if killed.
     conn = sqlite3.connect(":memory:")
     try:
         cursor = conn.cursor()
-        import itertools
-
-        id_gen = itertools.count(int(timestamp) * 1000)
+        id_gen = ids.row_ids(timestamp)
         # genanki writes the schema, the collection, the deck and the note types ...
         genanki.Package(deck).write_to_db(cursor, timestamp, id_gen)
         # ... and we add the notes and cards it would write, in bulk (see _note_rows).
