@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from ankiutil import import_package, new_collection
 from conftest import copy_project
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deckbuild.commands import build, check, release
 from deckbuild.errors import DeckbuildError
@@ -255,3 +257,33 @@ def test_files_templates_name_ship_when_named_with_underscore(declared: Path) ->
     with zipfile.ZipFile(build(declared).path) as package:
         names = sorted(json.loads(package.read("media")).values())
     assert names == ["_kana-v1.woff2", "miru.png", "taberu.mp3"]
+
+
+_PIECES = [
+    "<script>", "</script>", "<img", " src=", "x.png", "http://e/x", "javascript:", "java&#x09;script:", " onerror=",
+    "alert(1)", ">", "<", "\"", "'", "<!--", "-->", "--!>", "<style>", "<a", " href=", "<svg>", "<iframe", "</",
+    "/", " ", "=", "&lt;", "<![CDATA[", "]]>", "<b>", "text", "<div", " style=", "url(", "<p/", "\x00",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_sanitized_html_has_no_script_handlers_or_remote_loads(pieces: list[str]) -> None:
+    """Whatever goes in, the output read by a parser holds no script, event handler, javascript: or remote load."""
+    from html.parser import HTMLParser
+
+    from deckbuild.notetypes.sanitize import DROPPED_TAGS, DROPPED_WITH_CONTENT, unsafe_attribute
+
+    safe, _removed = sanitize_html("".join(pieces))
+    found: list[str] = []
+
+    class Reader(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in DROPPED_WITH_CONTENT or tag in DROPPED_TAGS:
+                found.append(tag)
+            found.extend(why for name, value in attrs if (why := unsafe_attribute(tag, name, value)))
+
+    reader = Reader(convert_charrefs=False)
+    reader.feed(safe)
+    reader.close()
+    assert not found, (safe, found)
+    assert sanitize_html(safe)[0] == safe  # sanitizing is idempotent: safe HTML comes out as it went in
