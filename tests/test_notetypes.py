@@ -244,7 +244,15 @@ def test_html_fields_are_sanitized_and_plain_fields_round_trip() -> None:
     )
     assert safe == '<img src="a.png"><a>l</a><img><div>d</div>'
     assert len(removed) == 6
-    for plain in ("食べる", "to eat", "R&D < 3", "Paris {{c1::France}}"):
+    for plain in (
+        "食べる",
+        "to eat",
+        "R&D < 3",
+        "Paris {{c1::France}}",
+        "東京は日本の首都です。",
+        "a — b → c",
+        "東京は{{c1::日本}}。",
+    ):
         assert render_field(plain, False) == plain.replace("&", "&amp;").replace("<", "&lt;")
     assert render_field("to **eat**", False) == "<p>to <strong>eat</strong></p>"
 
