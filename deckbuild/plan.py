@@ -230,6 +230,7 @@ def _plan(
     from deckbuild.release import versioning
 
     previous = versioning.latest_snapshot(root, record.extra)
+    _refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
         _refuse_schema_change(previous, notetypes)
     # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
@@ -323,6 +324,19 @@ def _refuse_schema_change(snapshot: Snapshot | None, notetypes: Mapping[str, Not
                 "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
                 "release that says so: deckbuild release --bump major --allow-schema-change",
             )
+
+
+def _refuse_missing_notetypes(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
+    """A released note type must stay declared: its notes keep shipping, retired ones too (E224)."""
+    if snapshot is None:
+        return
+    for key in sorted(set(snapshot.schemas) - set(notetypes)):
+        raise LocatedError(
+            Location(f"notetypes/{key}"),
+            "E224",
+            f"note type '{key}' shipped in release {snapshot.version} and its notes keep shipping (Anki never deletes "
+            f"them, and retired ones ship as they last did); restore notetypes/{key}/ (git checkout notetypes/{key})",
+        )
 
 
 def _render(

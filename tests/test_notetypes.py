@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -325,3 +326,13 @@ def test_ankis_own_stock_note_types_load_clean_and_get_ankis_cards(tmp_path: Pat
             mine = tpl.card_ords(notetype.fields, pattern, fronts, is_cloze=False)
             if mine:
                 assert mine == _anki_ords(collection, anki_type, list(pattern)), (notetype.anki_name, pattern)
+
+
+def test_a_released_note_type_cannot_leave_the_project(declared: Path) -> None:
+    release(declared)
+    shutil.rmtree(declared / "notetypes" / "absent")
+    clozes = declared / "cards" / "clozes.yaml"
+    clozes.write_text(clozes.read_text("utf-8").split("- id: silent-word")[0], "utf-8")
+    with pytest.raises(DeckbuildError) as refused:
+        build(declared)
+    assert [(p.code, str(p.location)) for p in refused.value.problems()] == [("E224", "notetypes/absent")]
