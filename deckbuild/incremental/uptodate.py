@@ -7,7 +7,7 @@ date" without importing YAML, Markdown or genanki.  This module must therefore s
 standard library only, no deckbuild stage imported.
 
 What the fingerprint covers (any change means a real build):
-- deck.yaml, every file under cards/ and media/ (names and content hashes),
+- deck.yaml, every file under cards/, media/ and notetypes/ (names and content hashes),
 - the code that turns them into a package: every source file of the deckbuild package,
   the interpreter version, and the installed genanki/markdown/yaml/chevron modules
   (path, size, mtime: an upgrade changes the HTML or the package),
@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from deckbuild import __version__
-from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, RECORD_FILE
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE
 
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")
@@ -109,7 +109,7 @@ def inputs_fingerprint(root: Path) -> str:
     digest.update(code_fingerprint().encode())
     config = root / CONFIG_FILE
     digest.update(CONFIG_FILE.encode() + b"\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
-    for folder in (CARDS_DIR, MEDIA_DIR):
+    for folder in (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR):
         for rel, content in _tree(root, folder):
             digest.update(f"{rel}\0{content}\n".encode())
     return digest.hexdigest()

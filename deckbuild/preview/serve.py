@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import DeckbuildError
-from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, MEDIA_DIR
+from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, MEDIA_DIR, NOTETYPES_DIR
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 20.0
 SERVE_PREFIX = "/__deckbuild/"
-WATCHED_DIRS = (CARDS_DIR, MEDIA_DIR)
+WATCHED_DIRS = (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR)  # notetypes/: declared note types, their templates and CSS
 
 LIVERELOAD_JS = """\
 (function () {

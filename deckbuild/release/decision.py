@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import LocatedError, Location
 from deckbuild.layout import CHANGELOG, CONFIG_FILE
 from deckbuild.model import DeckConfig, RenderedNote
@@ -38,15 +39,18 @@ def decide(
     previous: versioning.Snapshot | None,
     media: Sequence[str],
     clock: Clock,
+    notetypes: Mapping[str, NoteType] | None = None,
     *,
     bump: str | None = None,
     allow_schema_change: bool = False,
 ) -> ReleaseDecision:
-    """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170)."""
+    """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170).
+
+    `notetypes`: every note type the deck ships (default: the built-in ones)."""
     from deckbuild.apkg.notetypes import NOTETYPES
 
     current = {n.card_id: versioning.published(n) for n in rendered}
-    schemas = {key: nt.schema() for key, nt in NOTETYPES.items()}
+    schemas = {key: nt.schema() for key, nt in (notetypes or NOTETYPES).items()}
     changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas))
     needed = changes.needed_bump()
     where = Location(CONFIG_FILE)
@@ -75,7 +79,8 @@ def decide(
     # The one read of the clock for this release; every changed note gets this time.
     now = clock.now()
     notice = NOTETYPES["qa"].fields.index("Notice")
-    retired = {n.card_id: versioning.retire(n, version, notice) for n in changes.retired}
+    # A declared note type has no Notice field: its retired notes say so by their tag only.
+    retired = {n.card_id: versioning.retire(n, version, notice if n.notetype in NOTETYPES else None) for n in changes.retired}
     if previous is not None:
         guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
         retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
