@@ -1,4 +1,4 @@
-"""check, build and release: each the plan plus a small consumer (the CLI calls these)."""
+"""check, build, release, push and status: each the plan plus a small consumer (the CLI calls these)."""
 
 from __future__ import annotations
 
