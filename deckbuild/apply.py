@@ -33,6 +33,8 @@ def apply(plan: Plan) -> Applied:
     from deckbuild.incremental import uptodate
 
     root = plan.root
+    if plan.goal == "import":
+        root.mkdir(parents=True, exist_ok=True)  # an import may start a project in a new folder
     with project_lock(root):
         _refuse_changed_since_planned(plan)
         # A kill from here on must make the next build a real one.
