@@ -179,7 +179,6 @@ def _plan(
     from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.load import load_notetypes
     from deckbuild.release import record as record_stage
-    from deckbuild.release.identity import check_identity
     from deckbuild.sources import load_cards
     from deckbuild.validate import validate_cards, validate_diagrams
 
@@ -193,13 +192,21 @@ def _plan(
     card_list, card_problems = load_cards(root, cache)
     problems += card_problems
     cards = tuple(card_list)
-    # Stage 3: what earlier builds left: the build record (an unreadable one is reported
-    # once the sources are known to be valid, as before any write).
+    # Stage 3: what earlier builds left: the build record and the last release, whose
+    # retired notes keep shipping (unreadable ones are reported once the sources are known
+    # to be valid, before any write).
+    from deckbuild.release import identity, versioning
+
+    record: Record | None = None
+    previous: Snapshot | None = None
+    past: identity.Known | None = None
+    unreadable: LocatedError | None = None
     try:
-        record: Record | None = record_stage.load_record(root)
-        unreadable: LocatedError | None = None
+        record = record_stage.load_record(root)
+        previous = versioning.latest_snapshot(root, record.extra)
+        past = identity.known_from(record, previous)
     except LocatedError as exc:
-        record, unreadable = None, exc
+        unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped), and identity against what shipped.
     problems += validate_cards(cards)
@@ -211,7 +218,9 @@ def _plan(
     if config is not None:
         releasing = goal == "release"
         problems += check_guids(config.namespace, cards)
-        problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
+        problems += identity.check_identity(
+            root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past
+        )
     cache.commit()  # keep the good files' parses even if the project is invalid
     problems = sorted(problems, key=lambda p: (p.location, p.code))
     if goal == "check":
@@ -223,10 +232,7 @@ def _plan(
     assert record is not None
     _refuse_outside(root, package_path(root, config))
 
-    # Stage 5: the last release, whose retired notes keep shipping.
-    from deckbuild.release import versioning
-
-    previous = versioning.latest_snapshot(root, record.extra)
+    # Stage 5: note types the last release shipped must still ship, unchanged unless released so.
     _refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
         _refuse_schema_change(previous, notetypes)
@@ -246,7 +252,16 @@ def _plan(
 
         media = [m.name for m in _media(root, figures, rendered, declared)]
         decision = decide(
-            root, config, rendered, previous, media, clock, notetypes, bump=bump, allow_schema_change=allow_schema_change
+            root,
+            config,
+            rendered,
+            previous,
+            media,
+            clock,
+            notetypes,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
+            past=past,
         )
         config = dataclasses.replace(config, version=decision.version)
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
