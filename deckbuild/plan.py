@@ -1,8 +1,8 @@
 """The plan: the one place that knows the order of the stages, and everything a command would write.
 
-`plan()` reads the project and runs every stage in order -- config, cards, every problem,
-the record, figures, rendered notes, the release decision, stamps, the package -- and
-returns a frozen `Plan` holding all of it and the exact bytes of every file to write.  It
+`plan()` reads the project and runs every stage in order -- config and note types, cards,
+the record and the last release, every problem, figures, rendered notes, the release
+decision, stamps, the package -- and returns a frozen `Plan` holding all of it and the exact bytes of every file to write.  It
 writes no project file (only `.deckbuild-cache/`: parses, Markdown, drawn diagrams);
 `apply.apply(plan)` does, all together.  So a command that fails anywhere before apply
 has changed nothing.  Every command is this plan plus a small consumer (commands.py,
