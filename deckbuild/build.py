@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 from deckbuild.config import load_config
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
 from deckbuild.media import CACHE_DIR, check_images
-from deckbuild.model import Card, MediaFile, Project, RenderedNote
+from deckbuild.model import Card, MediaFile, Project, RenderedNote, StampedNote
 from deckbuild.release.identity import check_identity
 from deckbuild.release.record import Clock, Record
 from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
+from deckbuild.variants import VariantPackage, check_variants
 
 if TYPE_CHECKING:
     from deckbuild.incremental.cache import BuildCache
@@ -45,6 +46,7 @@ class BuildResult:
     media: int
     changed_notes: int
     written: bool
+    variants: tuple[tuple[Path, int], ...] = ()  # each variant package written, with its note count
 
 
 def load_project(
@@ -64,6 +66,7 @@ def load_project(
     problems += image_problems
     if config is not None:  # namespace, deck name, previous ids and kinds against what shipped
         problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
+        problems += check_variants(config, cards)
     if config is None or has_errors(problems):
         return None, problems
     return Project(root=root, config=config, cards=tuple(cards)), problems
@@ -90,10 +93,12 @@ def build(
     strict: bool = False,
     allow_identity_change: bool = False,
     jobs: int | None = None,
+    variant: str | None = None,
 ) -> BuildResult:
-    """Validate everything, then write the record and `dist/<slug>-<version>.apkg`.
+    """Validate everything, then write the record, `dist/<slug>-<version>.apkg` and every variant's package.
 
     `jobs`: worker processes for drawing diagrams (None = every core, 1 = this process).
+    `variant`: write only that variant's package (with the record), not the full deck's.
     """
     from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
@@ -110,14 +115,20 @@ def build(
         cache.commit()  # keep the good files' parses even if the project is invalid
         if project is None or (strict and problems):
             raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
+        keys = [v.key for v in project.config.variants]
+        if variant is not None:
+            from deckbuild.release.variants import require_variant
+
+            keys = [require_variant(project.config, variant).key]
         with project_lock(root):
             uptodate.forget_state(root)
             state = _gather(project, progress, cache=cache, jobs=jobs)
             cache.commit()
             _refuse_schema_change(state)
-            result = _write(project, state, state.record)
+            result = _write(project, state, state.record, full=variant is None, variant_keys=keys)
             summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
-            uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
+            if variant is None:  # the up-to-date check knows the full deck's package only
+                uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
     return result
 
 
@@ -272,10 +283,22 @@ def _refuse_schema_change(state: _State) -> None:
             )
 
 
-def _write(project: Project, state: _State, record: Record, also: Sequence[tuple[Path, bytes]] = ()) -> BuildResult:
-    """Package the gathered notes and write, all or nothing: also's files, the record, the package."""
+def _write(
+    project: Project,
+    state: _State,
+    record: Record,
+    also: Sequence[tuple[Path, bytes]] = (),
+    *,
+    full: bool = True,
+    variant_keys: Sequence[str] = (),
+    extra_packages: Callable[[list[StampedNote], dict[str, int], list[MediaFile]], list[VariantPackage]] | None = None,
+) -> BuildResult:
+    """Package the gathered notes and write, all or nothing: also's files, the record, the packages.
+
+    `full`: write the full deck's package; `variant_keys`: the variants whose packages to
+    write; `extra_packages`: more packages made from the stamped notes (a variant's release).
+    """
     from deckbuild.apkg.notetypes import NOTETYPES
-    from deckbuild.apkg.package import write_package
     from deckbuild.fsutil import StagedWrites, remove_stale_temps
     from deckbuild.release import identity, versioning
     from deckbuild.release import record as record_stage
@@ -294,21 +317,19 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
-    data = write_package(
-        output_path(project),
-        deck_name=config.name,
-        deck_description=description,
-        namespace=config.namespace,
-        notetypes=NOTETYPES,
-        notetype_mods=notetype_mods,
-        notes=stamped,
-        media=media,
-    )
+    from deckbuild import variants as variant_stage
+
+    # The variants' packages: subsets of these stamped notes under their own deck names.
+    variant_files = variant_stage.build_packages(project, stamped, notetype_mods, media, new_record.extra, variant_keys)
+    if extra_packages is not None:
+        variant_files += extra_packages(stamped, notetype_mods, media)
+    data = _full_package(project, description, notetype_mods, stamped, media) if full else None
     root = project.root
-    out = output_path(project)
-    _refuse_outside(root, out)
+    out = output_path(project) if full else variant_files[0].path
+    for path in (out, *(v.path for v in variant_files)):
+        _refuse_outside(root, path)
     try:
-        for target in (root / record_stage.RECORD_FILE, out, *(path for path, _data in also)):
+        for target in (root / record_stage.RECORD_FILE, out, *(path for path, _data in also), *(v.path for v in variant_files)):
             remove_stale_temps(target)
         # Every file reaches a temp file beside it before any is renamed into place, so a
         # failure to write one changes none; the renames follow in this order, and a kill
@@ -319,15 +340,39 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
             for path, content in also:
                 writes.stage(path, content)
             writes.stage(root / record_stage.RECORD_FILE, new_record.to_bytes())
-            written = writes.stage(out, data)
+            written = writes.stage(out, data) if data is not None else False
+            for package in variant_files:
+                written = writes.stage(package.path, package.data) or written
             writes.commit()
     except OSError as exc:
         where = Path(exc.filename).name if exc.filename else out.name
         raise LocatedError(
             Location(config.output), "E161", f"cannot write {where}: {exc.strerror or exc}; check the folder is writable"
         ) from None
+    counted = tuple((v.path, v.notes) for v in variant_files)
+    if not full:  # a variant alone: its own counts
+        return BuildResult(out, variant_files[0].notes, variant_files[0].cards, variant_files[0].media, changed, written, counted)
     cards = sum(_card_count(card) for card in project.cards) + len(state.retired)
-    return BuildResult(out, len(stamped), cards, len(media), changed, written)
+    return BuildResult(out, len(stamped), cards, len(media), changed, written, counted)
+
+
+def _full_package(
+    project: Project, description: str, notetype_mods: dict[str, int], stamped: list[StampedNote], media: list[MediaFile]
+) -> bytes:
+    from deckbuild.apkg.notetypes import NOTETYPES
+    from deckbuild.apkg.package import write_package
+
+    config = project.config
+    return write_package(
+        output_path(project),
+        deck_name=config.name,
+        deck_description=description,
+        namespace=config.namespace,
+        notetypes=NOTETYPES,
+        notetype_mods=notetype_mods,
+        notes=stamped,
+        media=media,
+    )
 
 
 def _refuse_outside(root: Path, out: Path) -> None:

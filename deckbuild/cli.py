@@ -108,19 +108,25 @@ def main() -> None:
     help="Worker processes for drawing diagrams [default: the number of cores]; 1 draws them in this process.",
 )
 @IDENTITY_OPTION
+@click.option(
+    "--variant", metavar="KEY", help="Write only this variant's package (deck.yaml's `variants:`), not the full deck's."
+)
 @handles_errors
-def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool, jobs: int | None) -> None:
-    """Validate the sources and write dist/<deck-slug>-<version>.apkg.
+def build(
+    project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool, jobs: int | None, variant: str | None
+) -> None:
+    """Validate the sources and write dist/<deck-slug>-<version>.apkg and each variant's package.
 
-    Nothing is written unless every source is valid; the package and the build record
+    Nothing is written unless every source is valid; the packages and the build record
     (deckbuild.lock, commit it) are replaced atomically, so a failed or interrupted
     build leaves the previous ones intact.  Same sources and record give the same bytes.
+    A variant (deck.yaml's `variants:`) is written as dist/<deck-slug>-<key>-<its version>.apkg.
     """
     # Most rebuilds change nothing: answer those from the last build's fingerprint,
     # before importing YAML, Markdown or genanki (see deckbuild/incremental/uptodate.py).
     from deckbuild.incremental.uptodate import up_to_date
 
-    current = None if force else up_to_date(project, strict=strict)
+    current = None if force or variant else up_to_date(project, strict=strict)
     if current is not None:
         path, summary = current
         if not quiet:
@@ -142,7 +148,9 @@ def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_
         if not quiet:
             click.echo(f"  [{done}/{total}] {what}", err=True)
 
-    result = run_build(project, progress=progress, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs)
+    result = run_build(
+        project, progress=progress, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs, variant=variant
+    )
     if not quiet:
         rel = _relative(result.path)
         state = "wrote" if result.written else "up to date:"
@@ -150,6 +158,8 @@ def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_
             f"{state} {rel}: {result.notes} notes, {result.cards} cards, {result.media} media files"
             f" ({result.changed_notes} notes changed since the last build)"
         )
+        for path, notes in result.variants if variant is None else ():
+            click.echo(f"  variant {_relative(path)}: {notes} notes")
 
 
 @main.command()
@@ -249,8 +259,13 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
     help="Accept a change of a released note type's fields or templates (only with a major release; the changelog says so).",
 )
 @IDENTITY_OPTION
+@click.option(
+    "--variant",
+    metavar="KEY",
+    help="Release this variant instead: its own version, releases/KEY/<v>.jsonl, CHANGELOG-KEY.md and package.",
+)
 @handles_errors
-def release(project: Path, bump: str | None, allow_schema_change: bool, allow_identity_change: bool) -> None:
+def release(project: Path, bump: str | None, allow_schema_change: bool, allow_identity_change: bool, variant: str | None) -> None:
     """Record a release: next semantic version, snapshot, changelog entry, package.
 
     Compares the cards with the last release (releases/<version>.jsonl), picks the next
@@ -258,7 +273,18 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
     and builds dist/<deck>-<new>.apkg.  Cards removed from the sources keep shipping with
     the tag `retired` and a notice, so learners can find and suspend them.  The clock is
     read once here; rebuilding this release later gives the same bytes.  Commit the result.
+
+    With --variant KEY the variant is released on its own: its version in deck.yaml's
+    `variants:` entry, releases/KEY/<new>.jsonl, CHANGELOG-KEY.md and its package; the full
+    deck's release, changelog and package stay as they are.
     """
+    if variant is not None:
+        from deckbuild.release.variants import release_variant
+
+        done, built = release_variant(project, variant, bump=bump, allow_schema_change=allow_schema_change)
+        click.echo(f"released variant {done.key} {done.version}: {done.changes.summary()}")
+        click.echo(f"wrote {_relative(built.path)}: {built.notes} notes, {built.cards} cards")
+        return
     from deckbuild.build import release as run_release
 
     result = run_release(project, bump=bump, allow_schema_change=allow_schema_change, allow_identity_change=allow_identity_change)

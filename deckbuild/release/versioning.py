@@ -257,9 +257,9 @@ def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
     atomic_write_bytes(root / CHANGELOG, changelog_with(root, entry, deck_name))
 
 
-def changelog_with(root: Path, entry: str, deck_name: str) -> bytes:
-    """CHANGELOG.md's bytes with entry added as the newest release."""
-    path = root / CHANGELOG
+def changelog_with(root: Path, entry: str, deck_name: str, name: str = CHANGELOG) -> bytes:
+    """The changelog's bytes (CHANGELOG.md, or a variant's) with entry added as the newest release."""
+    path = root / name
     header = f"# Changelog — {deck_name}\n\nEvery release of the deck, newest first.\n"
     body = path.read_text("utf-8") if path.exists() else header
     if body.startswith("# "):

@@ -1,0 +1,208 @@
+"""A variant's own releases: `deckbuild release --variant KEY`.
+
+Each variant has its own version (its entry in deck.yaml), its own published snapshots
+(`releases/<key>/<version>.jsonl`) and its own changelog (`CHANGELOG-<key>.md`), made with
+the full deck's release machinery (versioning.py): the same comparison, version rule,
+retirement and changelog text.  The full deck's release, changelog and package are left
+as they are.  The notes come from the full deck, so a variant never retires a note on its
+own: a card that left the sources retires in a full-deck release first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deckbuild.errors import LocatedError, Location, ProjectInvalid
+from deckbuild.release.versioning import RELEASES_DIR, Changes, Snapshot
+
+if TYPE_CHECKING:
+    from deckbuild.build import BuildResult, Progress
+    from deckbuild.model import Variant
+    from deckbuild.variants import VariantPackage
+
+VARIANTS_KEY = "variants"
+"""The build record's key holding, per variant, its last release (version, time, summary)."""
+
+
+@dataclass(frozen=True)
+class VariantRelease:
+    key: str
+    version: str
+    changes: Changes
+    path: Path
+    notes: int
+
+
+def snapshot_path(root: Path, key: str, version: str) -> Path:
+    return root / RELEASES_DIR / key / f"{version}.jsonl"
+
+
+def changelog_name(key: str) -> str:
+    return f"CHANGELOG-{key}.md"
+
+
+def last_release(record_extra: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    releases = record_extra.get(VARIANTS_KEY)
+    entry = releases.get(key) if isinstance(releases, Mapping) else None
+    return entry if isinstance(entry, Mapping) else None
+
+
+def latest_snapshot(root: Path, record_extra: Mapping[str, Any], key: str) -> Snapshot | None:
+    """The variant's last recorded release, if any."""
+    from deckbuild.release.versioning import read_snapshot
+
+    entry = last_release(record_extra, key)
+    return None if entry is None else read_snapshot(snapshot_path(root, key, str(entry["version"])))
+
+
+def released_ids(root: Path, record_extra: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """The card ids the variant's last release shipped (they keep shipping)."""
+    snapshot = latest_snapshot(root, record_extra, key)
+    return tuple(sorted(snapshot.notes)) if snapshot is not None else ()
+
+
+def description_line(record_extra: Mapping[str, Any], key: str) -> str:
+    """The variant's deck description line about its latest release."""
+    entry = last_release(record_extra, key)
+    if entry is None:
+        return ""
+    return f"Latest release {entry['version']}: {entry['summary']}. See {changelog_name(key)} for the cards."
+
+
+def versioned_deck_yaml(root: Path, variant: Variant, version: str) -> bytes:
+    """deck.yaml's bytes with the variant's version set, at the place it is written (comments kept)."""
+    text = (root / "deck.yaml").read_text("utf-8")
+    lines = text.splitlines(keepends=True)
+    where = variant.version_location
+    line = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
+    start = where.col - 1
+    found = re.match(r"([\"']?)(\d+\.\d+\.\d+)\1", line[start:])
+    if found is None or found.group(2) != variant.version:
+        raise LocatedError(where, "E239", f"variant '{variant.key}': cannot find its version {variant.version} here to update")
+    quote = found.group(1)
+    lines[where.line - 1] = line[:start] + quote + version + quote + line[start + found.end() :]
+    return "".join(lines).encode()
+
+
+def release_variant(
+    root: Path,
+    key: str,
+    *,
+    bump: str | None = None,
+    allow_schema_change: bool = False,
+    progress: Progress | None = None,
+) -> tuple[VariantRelease, BuildResult]:
+    """Release one variant: next version, its snapshot and changelog, deck.yaml, the record, its package."""
+    from deckbuild import build as build_stage
+    from deckbuild import variants as variant_stage
+    from deckbuild.apkg.notetypes import NOTETYPES
+    from deckbuild.fsutil import project_lock
+    from deckbuild.incremental import uptodate
+    from deckbuild.release import versioning
+    from deckbuild.release.record import Clock, Record
+
+    project, problems = build_stage.load_project(root, releasing=True)
+    if project is None:
+        raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
+    variant = require_variant(project.config, key)
+    with project_lock(root):
+        uptodate.forget_state(root)
+        state = build_stage._gather(project, progress)
+        record = state.record
+        previous = latest_snapshot(root, record.extra, key)
+        notes = state.rendered + state.retired
+        live = {card.id for card in project.cards}
+        retired_facts = {n.card_id: variant_stage.tag_facts(n.notetype, n.tags) for n in state.retired}
+        chosen = variant_stage.members(variant, project, retired_facts, tuple(previous.notes) if previous else ())
+        full_retired = state.snapshot.notes if state.snapshot is not None else {}
+        current = {
+            n.card_id: (full_retired[n.card_id] if n.card_id not in live else versioning.published(n))
+            for n in notes
+            if n.card_id in chosen
+        }
+        schemas = {k: nt.schema() for k, nt in NOTETYPES.items()}
+        changes = _changes(previous, current, schemas, key)
+        where = variant.version_location
+        if previous is None:
+            version = versioning.bump(variant.version, bump) if bump else variant.version
+        else:
+            part = bump or changes.needed_bump()
+            if part is None:
+                raise LocatedError(
+                    where,
+                    "E502",
+                    f"variant '{key}': nothing changed since its release {previous.version}; edit cards first, or force "
+                    "a release with --bump",
+                )
+            if changes.schema_changed and (part != "major" or not allow_schema_change):
+                raise LocatedError(
+                    where,
+                    "E501",
+                    f"variant '{key}': note type(s) {', '.join(changes.schema_changed)} changed fields or templates since "
+                    f"its release {previous.version}; release it as a major version that says so: deckbuild release "
+                    f"--variant {key} --bump major --allow-schema-change",
+                )
+            version = versioning.bump(previous.version, part)
+        # The one read of the clock for this release, shared with the record's stamps.
+        clock = Clock()
+        now = clock.now()
+        snapshot = versioning.Snapshot(
+            version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), current
+        )
+        info = {"version": version, "time": now, "summary": changes.summary()}
+        released = dict(record.extra.get(VARIANTS_KEY) or {})
+        released[key] = info
+        new_record = Record(record.notes, record.notetypes, {**record.extra, VARIANTS_KEY: released})
+        entry = versioning.changelog_entry(version, now, changes)
+        new_variant = dataclasses.replace(variant, version=version)
+        config = dataclasses.replace(
+            project.config, variants=tuple(new_variant if v.key == key else v for v in project.config.variants)
+        )
+        project = dataclasses.replace(project, config=config)
+        files = [
+            (snapshot_path(root, key, version), snapshot.to_bytes()),
+            (root / "deck.yaml", versioned_deck_yaml(root, variant, version)),
+            (root / changelog_name(key), versioning.changelog_with(root, entry, variant.name, changelog_name(key))),
+        ]
+
+        def package(stamped: Sequence[Any], mods: Mapping[str, int], media: Sequence[Any]) -> list[VariantPackage]:
+            latest = description_line(new_record.extra, key)
+            return [variant_stage.package(project, new_variant, stamped, mods, media, chosen, latest)]
+
+        state = dataclasses.replace(state, clock=clock)
+        result = build_stage._write(project, state, new_record, also=files, full=False, extra_packages=package)
+    out = variant_stage.output_path(project, new_variant)
+    return VariantRelease(key, version, changes, out, len(current)), result
+
+
+def require_variant(config: Any, key: str) -> Variant:
+    """The variant named `key`, or E238 naming the ones deck.yaml defines."""
+    variant = config.variant(key)
+    if variant is None:
+        known = ", ".join(v.key for v in config.variants) or "none: deck.yaml has no 'variants'"
+        raise LocatedError(Location("deck.yaml"), "E238", f"unknown variant '{key}'; expected one of {known}")
+    return variant  # type: ignore[no-any-return]
+
+
+def _changes(previous: Snapshot | None, current: Mapping[str, Any], schemas: Mapping[str, Any], key: str) -> Changes:
+    """The full deck's comparison, with notes the full deck retired since listed as retired."""
+    from deckbuild.release import versioning
+
+    changes = versioning.compare(previous, current, schemas)
+    if changes.retired:
+        # Notes the variant shipped are shipped for good; one missing now left the sources
+        # without a full-deck release retiring it (its notice names the full deck's version).
+        gone = ", ".join(n.card_id for n in changes.retired)
+        raise LocatedError(
+            Location("deck.yaml"),
+            "E242",
+            f"variant '{key}': card(s) {gone} left the sources but the full deck has not released their retirement; "
+            "run `deckbuild release` first, then release the variant",
+        )
+    newly_retired = tuple(n for n in changes.changed if n.retired)
+    return dataclasses.replace(changes, changed=tuple(n for n in changes.changed if not n.retired), retired=newly_retired)
