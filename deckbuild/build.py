@@ -199,7 +199,9 @@ def release(
             (root / "deck.yaml", _versioned_deck_yaml(root, version)),
             (
                 root / versioning.CHANGELOG,
-                versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), project.config.name),
+                versioning.changelog_with(
+                    root, versioning.changelog_entry(version, now, changes, project.config.name), project.config.name
+                ),
             ),
         ]
         project = dataclasses.replace(project, config=dataclasses.replace(project.config, version=version))

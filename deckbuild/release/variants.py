@@ -127,6 +127,9 @@ def release_variant(
         }
         schemas = {k: nt.schema() for k, nt in NOTETYPES.items()}
         changes = _changes(previous, current, schemas, key)
+        old_name = (last_release(record.extra, key) or {}).get("name")
+        if previous is not None and isinstance(old_name, str) and old_name != variant.name:
+            changes = dataclasses.replace(changes, notices=(_renamed_notice(old_name, variant.name),))
         where = variant.version_location
         if previous is None:
             version = versioning.bump(variant.version, bump) if bump else variant.version
@@ -154,11 +157,11 @@ def release_variant(
         snapshot = versioning.Snapshot(
             version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), current
         )
-        info = {"version": version, "time": now, "summary": changes.summary()}
+        info = {"name": variant.name, "version": version, "time": now, "summary": changes.summary()}
         released = dict(record.extra.get(VARIANTS_KEY) or {})
         released[key] = info
         new_record = Record(record.notes, record.notetypes, {**record.extra, VARIANTS_KEY: released})
-        entry = versioning.changelog_entry(version, now, changes)
+        entry = versioning.changelog_entry(version, now, changes, variant.name)
         new_variant = dataclasses.replace(variant, version=version)
         config = dataclasses.replace(
             project.config, variants=tuple(new_variant if v.key == key else v for v in project.config.variants)
@@ -178,6 +181,14 @@ def release_variant(
         result = build_stage._write(project, state, new_record, also=files, full=False, extra_packages=package)
     out = variant_stage.output_path(project, new_variant)
     return VariantRelease(key, version, changes, out, len(current)), result
+
+
+def _renamed_notice(old: str, new: str) -> str:
+    return (
+        f"the deck is now called '{new}' (it was '{old}'). Anki matches decks by name and a plain import leaves your "
+        f"existing cards in '{old}': rename that deck to '{new}' in Anki before importing, or let `deckbuild push` "
+        "move them (review history kept)."
+    )
 
 
 def require_variant(config: Any, key: str) -> Variant:
