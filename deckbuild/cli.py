@@ -406,6 +406,11 @@ COLLECTION_OPTIONS = [
 ]
 
 
+VARIANT_OPTION = click.option(
+    "--variant", metavar="KEY", help="Use this variant's package (deck.yaml's `variants:`) instead of the full deck's."
+)
+
+
 def collection_options(func: F) -> F:
     for option in reversed(COLLECTION_OPTIONS):
         func = option(func)
@@ -416,13 +421,18 @@ def collection_options(func: F) -> F:
 @PROJECT_OPTION
 @collection_options
 @click.option("--dry-run", is_flag=True, help="Report what a push would do; the collection stays byte for byte as it is.")
+@VARIANT_OPTION
 @handles_errors
-def push(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, dry_run: bool) -> None:
+def push(
+    project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, dry_run: bool, variant: str | None
+) -> None:
     """Build if needed, then update a collection Anki is not running on, keeping what is the learner's.
 
     Adds new notes, updates exactly the notes the sources changed, keeps review history,
     suspension, flags, the learner's own tags and the 'My notes' field; backs the collection
-    up first (Anki's own backup) and records the release it pushed.  See docs/learners.md.
+    up first (Anki's own backup) and records the release it pushed.  Cards of notes that now
+    ship in another deck (a new subdeck, a renamed deck) are moved there, history kept.
+    See docs/learners.md.
     """
     from deckbuild.build import build as run_build
     from deckbuild.build import load_project
@@ -431,18 +441,20 @@ def push(project: Path, collection: Path | None, profile: str | None, base: Path
     from deckbuild.collection.report import push_text
 
     path = resolve(collection, profile, base)
-    result = run_build(project)
+    result = run_build(project, variant=variant)
     loaded, _problems = load_project(project)
     assert loaded is not None  # build() raised if the project were invalid
-    report = run_push(path, result.path, namespace=loaded.config.namespace, version=loaded.config.version, dry_run=dry_run)
+    key, version = _pushed_as(loaded.config, variant)
+    report = run_push(path, result.path, namespace=key, version=version, dry_run=dry_run)
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else push_text(report))
 
 
 @main.command()
 @PROJECT_OPTION
 @collection_options
+@VARIANT_OPTION
 @handles_errors
-def status(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str) -> None:
+def status(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, variant: str | None) -> None:
     """Report which shipped notes the learner edited in Anki, which are missing, which retired ones are active.
 
     Read-only: the collection (or an exported .apkg of it) is never written.  Edited notes
@@ -455,11 +467,20 @@ def status(project: Path, collection: Path | None, profile: str | None, base: Pa
     from deckbuild.collection.status import status as run_status
 
     path = resolve(collection, profile, base)
-    result = run_build(project)
+    result = run_build(project, variant=variant)
     loaded, _problems = load_project(project)
     assert loaded is not None
-    report = run_status(path, result.path, namespace=loaded.config.namespace)
+    report = run_status(path, result.path, namespace=_pushed_as(loaded.config, variant)[0])
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else status_text(report))
+
+
+def _pushed_as(config: Any, variant: str | None) -> tuple[str, str]:
+    """The key of the collection's push record and the version: the deck's, or a variant's own
+    (a variant's pushes are recorded apart, so pushing it never moves the full deck's cards)."""
+    if variant is None:
+        return config.namespace, config.version
+    chosen = config.variant(variant)
+    return f"{config.namespace}/{variant}", chosen.version
 
 
 def _relative(path: Path) -> str:

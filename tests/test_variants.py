@@ -319,3 +319,32 @@ def test_push_moves_cards_to_the_new_deck_keeping_history(project: Path, tmp_pat
         col.close()
     again = _cli(project, "push", "--collection", str(collection), "--format", "json", epoch=T0 + 86400)
     assert json.loads(again.stdout)["moved"] == []
+
+
+def test_push_of_a_variant_moves_only_its_own_cards(project: Path, tmp_path: Path) -> None:
+    collection = tmp_path / "anki" / "collection.anki2"
+    new_collection(collection.parent).close()
+
+    def push(*args: str) -> dict[str, Any]:
+        done = _cli(project, "push", "--collection", str(collection), "--format", "json", *args)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    assert push("--variant", "formulas")["new"] == 2
+    full = push()
+    assert (full["new"], full["moved"]) == (5, [])  # the formulas stay in the variant's deck
+    deck = project / "deck.yaml"
+    deck.write_text(deck.read_text().replace("name: deckbuild Sample — Formulas", "name: Sample Formulas"))
+    moved = push("--variant", "formulas")["moved"]
+    assert sorted((m["id"], m["from"], m["to"]) for m in moved) == [
+        ("dropout-fact", "deckbuild Sample — Formulas", "Sample Formulas"),
+        ("softmax-formula", "deckbuild Sample — Formulas", "Sample Formulas"),
+    ]
+    assert push()["moved"] == []  # the full deck's push leaves them in the variant's deck
+    col = new_collection(collection.parent)
+    try:
+        decks = {k: {col.decks.name(c.did) for c in n.cards()} for k, n in notes_by_card_id(col).items()}
+    finally:
+        col.close()
+    assert decks["softmax-formula"] == decks["dropout-fact"] == {"Sample Formulas"}
+    assert decks["escaping"] == {"deckbuild Sample"}
