@@ -37,7 +37,7 @@ ENTRY_KEYS: dict[str, str] = {
     "include": "The filter: every criterion given must match (AND); a criterion's values are alternatives (OR).",
 }
 CRITERIA: dict[str, str] = {
-    "kind": "Card kinds: qa, formula, fact.",
+    "kind": "Card kinds: qa, formula, fact, or the key of a declared note type (notetypes/<key>/).",
     "difficulty": "Difficulties: easy, medium, hard (a cloze card's is inherited from its `of` card).",
     "topics": "Topics; a topic matches itself and every topic under it (optimization matches optimization::lr).",
     "tags": "Anki tags of the note (its own and difficulty::, topic::, source::, kind::), hierarchical like topics.",
@@ -167,10 +167,12 @@ def _parse_include(
         if not isinstance(values, LocatedList | list) or not values or not all(isinstance(v, str) for v in values):
             problems.append(Problem(at, "E236", f"{label}: include '{criterion}': expected a list of text values; got {raw!r}"))
             continue
-        allowed: Sequence[str] = {"kind": KINDS, "difficulty": DIFFICULTIES}.get(criterion, ())
+        allowed: Sequence[str] = {"difficulty": DIFFICULTIES}.get(criterion, ())
         for text in values:
             if allowed and text not in allowed:
                 why = f"expected one of {', '.join(allowed)}"
+            elif criterion == "kind" and not KEY.fullmatch(text):  # the known kinds are checked with the cards
+                why = f"expected one of {', '.join(KINDS)} or a declared note type's key"
             elif criterion == "topics" and not TOPIC_PATTERN.fullmatch(text):
                 why = "expected a topic like optimization or optimization::lr-schedule"
             elif criterion == "tags" and not TAG_PATTERN.fullmatch(text):
@@ -204,8 +206,8 @@ def card_facts(card: Card, by_id: Mapping[str, Card]) -> Facts:
     from deckbuild.notes import card_tags, effective
 
     difficulty, topics, source = effective(card, by_id)
-    deck = str(getattr(card, "deck", "") or "")
-    return Facts(card.kind, difficulty, tuple(topics), card_tags(card, difficulty, topics, source), deck)
+    kind = card.notetype if card.kind == "note" else card.kind
+    return Facts(kind, difficulty, tuple(topics), card_tags(card, difficulty, topics, source), card.deck)
 
 
 def tag_facts(notetype: str, tags: Sequence[str], deck: str = "") -> Facts:
@@ -213,7 +215,9 @@ def tag_facts(notetype: str, tags: Sequence[str], deck: str = "") -> Facts:
     from deckbuild.release.versioning import RETIRED_TAG
 
     kept = tuple(t for t in tags if t != RETIRED_TAG)
+    built_in = notetype in ("qa", "cloze")  # a declared note type's key is its kind
     kind = next((t.split("::", 1)[1] for t in kept if t.startswith("kind::")), "qa" if notetype == "qa" else "")
+    kind = kind if built_in else notetype
     difficulty = next((t.split("::", 1)[1] for t in kept if t.startswith("difficulty::")), "")
     topics = tuple(t.split("::", 1)[1] for t in kept if t.startswith("topic::"))
     return Facts(kind, difficulty, topics, kept, deck)
@@ -248,8 +252,20 @@ def check_variants(config: DeckConfig, cards: Sequence[Card]) -> list[Problem]:
         return []
     by_id = {card.id: card for card in cards}
     facts = [card_facts(card, by_id) for card in cards]
+    kinds = [*KINDS, *sorted({f.kind for f in facts} - set(KINDS))]
     problems = []
     for variant in config.variants:
+        unknown = [k for c, values in variant.include if c == "kind" for k in values if k not in kinds]
+        if unknown:
+            problems += [
+                Problem(
+                    variant.value_locations.get("kind", variant.location),
+                    "E236",
+                    f"variant '{variant.key}': include 'kind': expected one of {', '.join(kinds)}; got {k!r}",
+                )
+                for k in unknown
+            ]
+            continue
         if not any(matches(variant, f) for f in facts):
             problems.append(
                 Problem(
@@ -317,12 +333,15 @@ def output_path(project: Project, variant: Variant) -> Path:
 
 
 def variant_media(notes: Sequence[StampedNote], media: Sequence[MediaFile]) -> list[MediaFile]:
-    """The media files the variant's notes show (a retired note's picture is found in its fields)."""
-    from deckbuild.release.versioning import RETIRED_TAG
+    """The media files the variant's notes show, and the templates' `_` files."""
+    from deckbuild.notetypes.media import referenced
 
     named = {name for s in notes for name in s.note.media}
-    texts = [field for s in notes if RETIRED_TAG in s.note.tags and not s.note.media for field in s.note.fields]
-    return [m for m in media if m.name in named or any(m.name in text for text in texts)]
+    for stamped in notes:
+        if not stamped.note.media:  # declared notes' fields and retired notes name their files in the HTML
+            named.update(name for field in stamped.note.fields for name in referenced(field))
+    # `_` files belong to the templates (every note type ships in every package).
+    return [m for m in media if m.name in named or m.name.startswith("_")]
 
 
 def package(
@@ -335,7 +354,6 @@ def package(
     latest: str,
 ) -> VariantPackage:
     """The variant's .apkg: the full deck's stamped notes in `chosen`, under the variant's deck name."""
-    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.apkg.package import write_package
     from deckbuild.render import markdown_html, plain
 
@@ -352,7 +370,7 @@ def package(
         deck_name=variant.name,
         deck_description=description,
         namespace=config.namespace,
-        notetypes=NOTETYPES,
+        notetypes=project.notetypes,
         notetype_mods=notetype_mods,
         notes=notes,
         media=files,

@@ -21,6 +21,7 @@ from ankiutil import answer_all, history, import_package, new_collection, notes_
 from conftest import copy_project
 from golden import snapshot
 
+from deckbuild.apkg.ids import card_guid
 from deckbuild.build import build, check, release
 from deckbuild.release.variants import release_variant
 
@@ -83,11 +84,24 @@ def _by_guid(apkg: Path) -> dict[str, dict[str, Any]]:
     return {note["guid"]: note for note in snapshot(apkg)["notes"]}
 
 
-def _by_card_id(apkg: Path) -> dict[str, dict[str, Any]]:
-    """The package's notes (as tests/golden.py reads them) by their CardId field."""
+def _by_card_id(apkg: Path, field: str = "CardId") -> dict[str, dict[str, Any]]:
+    """The package's notes (as tests/golden.py reads them) by their CardId field (or another)."""
     shot = snapshot(apkg)
-    index = {mid: [f[0] for f in model["fields"]].index("CardId") for mid, model in shot["models"].items()}
-    return {note["fields"][index[str(note["mid"])]]: note for note in shot["notes"]}
+    names = {mid: [f[0] for f in model["fields"]] for mid, model in shot["models"].items()}
+    index = {mid: fields.index(field) for mid, fields in names.items() if field in fields}
+    return {note["fields"][index[str(note["mid"])]]: note for note in shot["notes"] if str(note["mid"]) in index}
+
+
+def _history_by_guid(col: Any) -> dict[str, list[tuple[int, int, int, int, int]]]:
+    """Every note's cards' (ord, interval, due, reps, review log entries), by GUID."""
+    out = {}
+    for nid in col.find_notes(""):
+        note = col.get_note(nid)
+        rows = [
+            (c.ord, c.ivl, c.due, c.reps, col.db.scalar("select count() from revlog where cid = ?", c.id)) for c in note.cards()
+        ]
+        out[note.guid] = sorted(rows)
+    return out
 
 
 def test_variants_share_notes_with_the_full_deck(project: Path) -> None:
@@ -156,14 +170,15 @@ def test_variant_config_errors_are_located(project: Path) -> None:
     deck.write_text(
         deck.read_text().split("variants:")[0]
         + "variants:\n  Bad_Key: {version: 1.0.0, include: {kind: [qa]}}\n"
-        + "  a:\n    version: 1\n    include: {kind: [cloze], colour: [red]}\n"
+        + "  a:\n    version: 1\n    include: {kind: [Cloze], colour: [red]}\n"
         + "  b:\n    nmae: x\n    include: {}\n"
     )
     lines = [p.format() for p in check(project)]
     assert lines == [
         "deck.yaml:9:3: E231 variant key 'Bad_Key': expected lower-case letters, digits and '-' (1-40)",
         "deck.yaml:11:14: E234 variant 'a': 'version': expected text; got int 1",
-        "deck.yaml:12:21: E236 variant 'a': include 'kind': expected one of qa, formula, fact; got 'cloze'",
+        "deck.yaml:12:21: E236 variant 'a': include 'kind': expected one of qa, formula, fact or a declared note type's "
+        "key; got 'Cloze'",
         "deck.yaml:12:30: E235 variant 'a': unknown criterion 'colour' in 'include'; expected one of kind, difficulty, "
         "topics, tags, decks",
         "deck.yaml:14:5: E232 variant 'b': unknown key 'nmae'; expected one of name, version, description, include",
@@ -181,11 +196,13 @@ def test_variant_config_errors_are_located(project: Path) -> None:
         head
         + "  none:\n    version: 1.0.0\n    include: {topics: [robotics]}\n"
         + "  some:\n    version: 1.0.0\n    include: {topics: [robotics, normalization], tags: [SAMPLE, source]}\n"
+        + "  typo:\n    version: 1.0.0\n    include: {kind: [formla]}\n"
     )
     assert [p.format() for p in check(project)] == [
         "deck.yaml:9:3: E240 variant 'none' matches no card; every criterion of 'include' must match (topics: robotics): "
         "widen the filter or remove the variant",
         "deck.yaml:14:23: E241 warning: variant 'some': include 'topics': 'robotics' matches no card (a typo?)",
+        "deck.yaml:17:21: E236 variant 'typo': include 'kind': expected one of qa, formula, fact; got 'formla'",
     ]
     before = _files(project)
     done = _cli(project, "build")
@@ -348,3 +365,60 @@ def test_push_of_a_variant_moves_only_its_own_cards(project: Path, tmp_path: Pat
         col.close()
     assert decks["softmax-formula"] == decks["dropout-fact"] == {"Sample Formulas"}
     assert decks["escaping"] == {"deckbuild Sample"}
+
+
+def test_subdecks_declared_note_types_and_a_moved_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filters by subdeck and declared note type; a note moved to another subdeck is listed and pushed."""
+    project = copy_project("declared", tmp_path)
+    with (project / "deck.yaml").open("a") as handle:
+        handle.write("variants:\n  verbs:\n    version: 1.0.0\n    include: {decks: [Verbs]}\n")
+        handle.write("  n5:\n    version: 1.0.0\n    include: {kind: [vocab], tags: [jlpt::n5]}\n")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0))
+    release(project)
+    build(project, jobs=1)
+    verbs = project / "dist" / "japanese-verbs-verbs-1.0.0.apkg"
+    shot = snapshot(verbs)
+    assert set(_by_card_id(verbs, "Word")) == {"食べる", "飲む", "見る"}  # Verbs and Verbs::Irregular
+    assert set(_by_card_id(project / "dist" / "japanese-verbs-n5-1.0.0.apkg", "Word")) == {"食べる"}
+    assert sorted(shot["media"]) == ["miru.png", "taberu.mp3"]  # named by the declared fields' HTML
+    assert sorted(name for _id, name in shot["decks"]) == [
+        "Default",
+        "Japanese Verbs (verbs)",
+        "Japanese Verbs (verbs)::Verbs",
+        "Japanese Verbs (verbs)::Verbs::Irregular",
+    ]
+    full = _by_guid(project / "dist" / "japanese-verbs-1.0.0.apkg")
+    assert all(full[n["guid"]] == n for n in shot["notes"])
+
+    collection = tmp_path / "anki" / "collection.anki2"
+    new_collection(collection.parent).close()
+    assert _cli(project, "push", "--collection", str(collection)).returncode == 0
+    col = new_collection(collection.parent)
+    try:
+        answer_all(col)
+        studied = _history_by_guid(col)
+        assert all(reps for rows in studied.values() for _o, _i, _d, reps, _log in rows)
+    finally:
+        col.close()
+    cards = project / "cards" / "verbs.yaml"
+    cards.write_text(cards.read_text().replace("    deck: Verbs::Irregular\n", ""))
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0 + 86400))
+    second = release(project)
+
+    assert (second.version, second.changes.summary()) == ("1.0.1", "0 added, 0 changed, 1 moved, 0 retired")
+    changelog = (project / "CHANGELOG.md").read_text()
+    assert "### Moved\n\n- Moved to Japanese Verbs::Verbs: `nomu` — 飲む\n\nA plain import does not move" in changelog
+    done = _cli(project, "push", "--collection", str(collection), "--format", "json", epoch=T0 + 86400)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    nomu = card_guid("deckbuild-declared-sample", "nomu", ())  # a declared note has no CardId field: its GUID
+    assert report["moved"] == [
+        {"id": nomu, "from": "Japanese Verbs::Verbs::Irregular", "to": "Japanese Verbs::Verbs", "cards": 1}
+    ]
+    col = new_collection(collection.parent)
+    try:
+        note = col.get_note(col.find_notes("Word:飲む")[0])
+        assert {col.decks.name(c.did) for c in note.cards()} == {"Japanese Verbs::Verbs"}
+        assert _history_by_guid(col) == studied
+    finally:
+        col.close()

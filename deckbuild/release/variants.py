@@ -100,7 +100,6 @@ def release_variant(
     """Release one variant: next version, its snapshot and changelog, deck.yaml, the record, its package."""
     from deckbuild import build as build_stage
     from deckbuild import variants as variant_stage
-    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.fsutil import project_lock
     from deckbuild.incremental import uptodate
     from deckbuild.release import versioning
@@ -125,7 +124,7 @@ def release_variant(
             for n in notes
             if n.card_id in chosen
         }
-        schemas = {k: nt.schema() for k, nt in NOTETYPES.items()}
+        schemas = {k: nt.schema() for k, nt in project.notetypes.items()}
         changes = _changes(previous, current, schemas, key)
         old_name = (last_release(record.extra, key) or {}).get("name")
         if previous is not None and isinstance(old_name, str) and old_name != variant.name:
