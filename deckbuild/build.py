@@ -331,7 +331,8 @@ def _write(
     from deckbuild import variants as variant_stage
 
     # The variants' packages: subsets of these stamped notes under their own deck names.
-    variant_files = variant_stage.build_packages(project, stamped, notetype_mods, media, new_record.extra, variant_keys)
+    source = variant_stage.Source(project.root, config, project.cards, project.notetypes)
+    variant_files = variant_stage.build_packages(source, stamped, notetype_mods, media, new_record.extra, variant_keys)
     if extra_packages is not None:
         variant_files += extra_packages(stamped, notetype_mods, media)
     data = _full_package(project, description, notetype_mods, stamped, media) if full else None

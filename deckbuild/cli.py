@@ -282,7 +282,7 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
         from deckbuild.release.variants import release_variant
 
         done, built = release_variant(project, variant, bump=bump, allow_schema_change=allow_schema_change)
-        click.echo(f"released variant {done.key} {done.version}: {done.changes.summary()}")
+        click.echo(f"released variant {done.variant.key} {done.version}: {done.changes.summary()}")
         click.echo(f"wrote {_relative(built.path)}: {built.notes} notes, {built.cards} cards")
         return
     from deckbuild.build import release as run_release

@@ -21,10 +21,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Location, Problem
-from deckbuild.model import DIFFICULTIES, Card, DeckConfig, MediaFile, Project, StampedNote, Variant
+from deckbuild.model import DIFFICULTIES, Card, DeckConfig, MediaFile, RenderedNote, StampedNote, Variant
+
+if TYPE_CHECKING:
+    from deckbuild.apkg.notetypes import NoteType
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -294,9 +297,19 @@ def _describe(variant: Variant) -> str:
     return "; ".join(f"{c}: {', '.join(values)}" for c, values in variant.include)
 
 
+@dataclass(frozen=True)
+class Source:
+    """What variants are cut from: the project's folder, deck.yaml, cards and note types."""
+
+    root: Path
+    config: DeckConfig
+    cards: tuple[Card, ...]
+    notetypes: Mapping[str, NoteType]
+
+
 def members(
     variant: Variant,
-    project: Project,
+    cards: Sequence[Card],
     retired: Mapping[str, Facts],
     released: Sequence[str] = (),
 ) -> set[str]:
@@ -305,8 +318,8 @@ def members(
     `retired`: the full deck's retired notes (card id -> facts as last active);
     `released`: the card ids of the variant's last release.
     """
-    by_id = project.by_id()
-    chosen = {card.id for card in project.cards if matches(variant, card_facts(card, by_id))}
+    by_id = {card.id: card for card in cards}
+    chosen = {card.id for card in cards if matches(variant, card_facts(card, by_id))}
     chosen.update(card_id for card_id, facts in retired.items() if matches(variant, facts))
     chosen.update(card_id for card_id in released if card_id in by_id or card_id in retired)
     return chosen
@@ -326,10 +339,9 @@ class VariantPackage:
     media: int
 
 
-def output_path(project: Project, variant: Variant) -> Path:
+def output_path(root: Path, config: DeckConfig, variant: Variant) -> Path:
     """dist/<deck slug>-<key>-<variant version>.apkg."""
-    config = project.config
-    return project.root / config.output / f"{config.slug}-{variant.key}-{variant.version}.apkg"
+    return root / config.output / f"{config.slug}-{variant.key}-{variant.version}.apkg"
 
 
 def variant_media(notes: Sequence[StampedNote], media: Sequence[MediaFile]) -> list[MediaFile]:
@@ -345,7 +357,7 @@ def variant_media(notes: Sequence[StampedNote], media: Sequence[MediaFile]) -> l
 
 
 def package(
-    project: Project,
+    source: Source,
     variant: Variant,
     stamped: Sequence[StampedNote],
     notetype_mods: Mapping[str, int],
@@ -357,20 +369,20 @@ def package(
     from deckbuild.apkg.package import write_package
     from deckbuild.render import markdown_html, plain
 
-    config = project.config
+    config = source.config
     notes = [s for s in stamped if s.note.card_id in chosen]
     text = config.description if variant.description is None else variant.description
     description = markdown_html(text) + f"<p>Version {plain(variant.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
     files = variant_media(notes, media)
-    path = output_path(project, variant)
+    path = output_path(source.root, config, variant)
     data = write_package(
         path,
         deck_name=variant.name,
         deck_description=description,
         namespace=config.namespace,
-        notetypes=project.notetypes,
+        notetypes=source.notetypes,
         notetype_mods=notetype_mods,
         notes=notes,
         media=files,
@@ -395,7 +407,7 @@ def _cards(data: bytes) -> int:
 
 
 def build_packages(
-    project: Project,
+    source: Source,
     stamped: Sequence[StampedNote],
     notetype_mods: Mapping[str, int],
     media: Sequence[MediaFile],
@@ -405,13 +417,17 @@ def build_packages(
     """The packages of the variants named in `keys`, from the full deck's stamped notes."""
     from deckbuild.release import variants as history
 
-    live = {card.id for card in project.cards}
-    retired = {s.note.card_id: tag_facts(s.note.notetype, s.note.tags) for s in stamped if s.note.card_id not in live}
     out = []
     for key in keys:
-        variant = project.config.variant(key)
+        variant = source.config.variant(key)
         assert variant is not None, key
-        released = history.released_ids(project.root, record_extra, key)
-        chosen = members(variant, project, retired, released)
-        out.append(package(project, variant, stamped, notetype_mods, media, chosen, history.description_line(record_extra, key)))
+        released = history.released_ids(source.root, record_extra, key)
+        chosen = members(variant, source.cards, retired_facts(source.cards, [s.note for s in stamped]), released)
+        out.append(package(source, variant, stamped, notetype_mods, media, chosen, history.description_line(record_extra, key)))
     return out
+
+
+def retired_facts(cards: Sequence[Card], notes: Sequence[RenderedNote]) -> dict[str, Facts]:
+    """The facts of the notes that ship without a card (retired), from their tags."""
+    live = {card.id for card in cards}
+    return {n.card_id: tag_facts(n.notetype, n.tags) for n in notes if n.card_id not in live}

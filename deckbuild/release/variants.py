@@ -22,20 +22,12 @@ from deckbuild.release.versioning import RELEASES_DIR, Changes, Snapshot
 
 if TYPE_CHECKING:
     from deckbuild.build import BuildResult, Progress
-    from deckbuild.model import Variant
-    from deckbuild.variants import VariantPackage
+    from deckbuild.model import RenderedNote, Variant
+    from deckbuild.release.record import Clock
+    from deckbuild.variants import Source, VariantPackage
 
 VARIANTS_KEY = "variants"
 """The build record's key holding, per variant, its last release (version, time, summary)."""
-
-
-@dataclass(frozen=True)
-class VariantRelease:
-    key: str
-    version: str
-    changes: Changes
-    path: Path
-    notes: int
 
 
 def snapshot_path(root: Path, key: str, version: str) -> Path:
@@ -89,6 +81,91 @@ def versioned_deck_yaml(root: Path, variant: Variant, version: str) -> bytes:
     return "".join(lines).encode()
 
 
+@dataclass(frozen=True)
+class VariantDecision:
+    """What `deckbuild release --variant KEY` ships: the version, changes, notes, and its files."""
+
+    variant: Variant  # with its new version
+    changes: Changes
+    chosen: frozenset[str]  # card ids of the notes it ships
+    extra: Mapping[str, Any]  # the build record's extra with this release remembered
+    files: tuple[tuple[Path, bytes], ...]  # its snapshot, deck.yaml, its changelog
+
+    @property
+    def version(self) -> str:
+        return self.variant.version
+
+
+def decide_variant(
+    source: Source,
+    variant: Variant,
+    rendered: Sequence[RenderedNote],
+    retired: Sequence[RenderedNote],
+    full_snapshot: Snapshot | None,
+    record_extra: Mapping[str, Any],
+    media: Sequence[str],
+    clock: Clock,
+    *,
+    bump: str | None = None,
+    allow_schema_change: bool = False,
+) -> VariantDecision:
+    """Compare the variant's notes with its last release; refuse one that must not ship (E501, E502, E242)."""
+    from deckbuild import variants as variant_stage
+    from deckbuild.release import versioning
+
+    root, key = source.root, variant.key
+    previous = latest_snapshot(root, record_extra, key)
+    facts = variant_stage.retired_facts(source.cards, retired)
+    chosen = variant_stage.members(variant, source.cards, facts, tuple(previous.notes) if previous else ())
+    shipped_retired = full_snapshot.notes if full_snapshot is not None else {}
+    live = {card.id for card in source.cards}
+    # A retired note goes into the variant's snapshot exactly as the full deck's release recorded it.
+    current = {
+        n.card_id: versioning.published(n) if n.card_id in live else shipped_retired[n.card_id]
+        for n in (*rendered, *retired)
+        if n.card_id in chosen
+    }
+    schemas = {k: nt.schema() for k, nt in source.notetypes.items()}
+    changes = _changes(previous, current, schemas, key)
+    old_name = (last_release(record_extra, key) or {}).get("name")
+    if previous is not None and isinstance(old_name, str) and old_name != variant.name:
+        changes = dataclasses.replace(changes, notices=(_renamed_notice(old_name, variant.name),))
+    where = variant.version_location
+    if previous is None:
+        version = versioning.bump(variant.version, bump) if bump else variant.version
+    else:
+        part = bump or changes.needed_bump()
+        if part is None:
+            raise LocatedError(
+                where,
+                "E502",
+                f"variant '{key}': nothing changed since its release {previous.version}; edit cards first, or force "
+                "a release with --bump",
+            )
+        if changes.schema_changed and (part != "major" or not allow_schema_change):
+            raise LocatedError(
+                where,
+                "E501",
+                f"variant '{key}': note type(s) {', '.join(changes.schema_changed)} changed fields or templates since "
+                f"its release {previous.version}; release it as a major version that says so: deckbuild release "
+                f"--variant {key} --bump major --allow-schema-change",
+            )
+        version = versioning.bump(previous.version, part)
+    # The one read of the clock for this release, shared with the record's stamps.
+    now = clock.now()
+    snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), current)
+    released = dict(record_extra.get(VARIANTS_KEY) or {})
+    released[key] = {"name": variant.name, "version": version, "time": now, "summary": changes.summary()}
+    entry = versioning.changelog_entry(version, now, changes, variant.name)
+    files = (
+        (snapshot_path(root, key, version), snapshot.to_bytes()),
+        (root / "deck.yaml", versioned_deck_yaml(root, variant, version)),
+        (root / changelog_name(key), versioning.changelog_with(root, entry, variant.name, changelog_name(key))),
+    )
+    new_variant = dataclasses.replace(variant, version=version)
+    return VariantDecision(new_variant, changes, frozenset(chosen), {**record_extra, VARIANTS_KEY: released}, files)
+
+
 def release_variant(
     root: Path,
     key: str,
@@ -96,90 +173,49 @@ def release_variant(
     bump: str | None = None,
     allow_schema_change: bool = False,
     progress: Progress | None = None,
-) -> tuple[VariantRelease, BuildResult]:
+) -> tuple[VariantDecision, BuildResult]:
     """Release one variant: next version, its snapshot and changelog, deck.yaml, the record, its package."""
     from deckbuild import build as build_stage
     from deckbuild import variants as variant_stage
     from deckbuild.fsutil import project_lock
     from deckbuild.incremental import uptodate
-    from deckbuild.release import versioning
     from deckbuild.release.record import Clock, Record
 
     project, problems = build_stage.load_project(root, releasing=True)
     if project is None:
         raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
     variant = require_variant(project.config, key)
+    source = variant_stage.Source(root, project.config, project.cards, project.notetypes)
     with project_lock(root):
         uptodate.forget_state(root)
         state = build_stage._gather(project, progress)
-        record = state.record
-        previous = latest_snapshot(root, record.extra, key)
-        notes = state.rendered + state.retired
-        live = {card.id for card in project.cards}
-        retired_facts = {n.card_id: variant_stage.tag_facts(n.notetype, n.tags) for n in state.retired}
-        chosen = variant_stage.members(variant, project, retired_facts, tuple(previous.notes) if previous else ())
-        full_retired = state.snapshot.notes if state.snapshot is not None else {}
-        current = {
-            n.card_id: (full_retired[n.card_id] if n.card_id not in live else versioning.published(n))
-            for n in notes
-            if n.card_id in chosen
-        }
-        schemas = {k: nt.schema() for k, nt in project.notetypes.items()}
-        changes = _changes(previous, current, schemas, key)
-        old_name = (last_release(record.extra, key) or {}).get("name")
-        if previous is not None and isinstance(old_name, str) and old_name != variant.name:
-            changes = dataclasses.replace(changes, notices=(_renamed_notice(old_name, variant.name),))
-        where = variant.version_location
-        if previous is None:
-            version = versioning.bump(variant.version, bump) if bump else variant.version
-        else:
-            part = bump or changes.needed_bump()
-            if part is None:
-                raise LocatedError(
-                    where,
-                    "E502",
-                    f"variant '{key}': nothing changed since its release {previous.version}; edit cards first, or force "
-                    "a release with --bump",
-                )
-            if changes.schema_changed and (part != "major" or not allow_schema_change):
-                raise LocatedError(
-                    where,
-                    "E501",
-                    f"variant '{key}': note type(s) {', '.join(changes.schema_changed)} changed fields or templates since "
-                    f"its release {previous.version}; release it as a major version that says so: deckbuild release "
-                    f"--variant {key} --bump major --allow-schema-change",
-                )
-            version = versioning.bump(previous.version, part)
-        # The one read of the clock for this release, shared with the record's stamps.
         clock = Clock()
-        now = clock.now()
-        snapshot = versioning.Snapshot(
-            version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), current
+        media = [m.name for m, _i in state.figures.values()]
+        decision = decide_variant(
+            source,
+            variant,
+            state.rendered,
+            state.retired,
+            state.snapshot,
+            state.record.extra,
+            media,
+            clock,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
         )
-        info = {"name": variant.name, "version": version, "time": now, "summary": changes.summary()}
-        released = dict(record.extra.get(VARIANTS_KEY) or {})
-        released[key] = info
-        new_record = Record(record.notes, record.notetypes, {**record.extra, VARIANTS_KEY: released})
-        entry = versioning.changelog_entry(version, now, changes, variant.name)
-        new_variant = dataclasses.replace(variant, version=version)
-        config = dataclasses.replace(
-            project.config, variants=tuple(new_variant if v.key == key else v for v in project.config.variants)
-        )
-        project = dataclasses.replace(project, config=config)
-        files = [
-            (snapshot_path(root, key, version), snapshot.to_bytes()),
-            (root / "deck.yaml", versioned_deck_yaml(root, variant, version)),
-            (root / changelog_name(key), versioning.changelog_with(root, entry, variant.name, changelog_name(key))),
-        ]
+        record = state.record
+        new_record = Record(record.notes, record.notetypes, decision.extra)
+        config = project.config
+        config = dataclasses.replace(config, variants=tuple(decision.variant if v.key == key else v for v in config.variants))
+        source = dataclasses.replace(source, config=config)
 
-        def package(stamped: Sequence[Any], mods: Mapping[str, int], media: Sequence[Any]) -> list[VariantPackage]:
-            latest = description_line(new_record.extra, key)
-            return [variant_stage.package(project, new_variant, stamped, mods, media, chosen, latest)]
+        def package(stamped: Sequence[Any], mods: Mapping[str, int], files: Sequence[Any]) -> list[VariantPackage]:
+            latest = description_line(decision.extra, key)
+            return [variant_stage.package(source, decision.variant, stamped, mods, files, set(decision.chosen), latest)]
 
         state = dataclasses.replace(state, clock=clock)
-        result = build_stage._write(project, state, new_record, also=files, full=False, extra_packages=package)
-    out = variant_stage.output_path(project, new_variant)
-    return VariantRelease(key, version, changes, out, len(current)), result
+        result = build_stage._write(project, state, new_record, also=decision.files, full=False, extra_packages=package)
+    return decision, result
 
 
 def _renamed_notice(old: str, new: str) -> str:
