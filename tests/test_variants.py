@@ -253,6 +253,8 @@ def test_release_variant_writes_only_its_files(project: Path) -> None:
         "## 1.0.0 — 2026-01-01\n\n2 added, 0 changed, 0 retired.\n\n### Added\n\n"
         "- `dropout-fact` — Dropout in practice.\n- `softmax-formula` — Softmax turns logits \\(z\\) into probabilities.\n"
     )
+    diff = _cli(project, "diff", "formulas/1.0.0", "formulas/1.0.1")
+    assert diff.returncode == 0 and "0 added, 1 changed, 0 retired, 0 removed, 1 unchanged" in diff.stdout
     description = _decks(project / "dist" / "deckbuild-sample-formulas-1.0.1.apkg")
     assert "Latest release 1.0.1: 0 added, 1 changed, 0 retired. See CHANGELOG-formulas.md" in description
 
