@@ -413,18 +413,32 @@ def build_packages(
     media: Sequence[MediaFile],
     record_extra: Mapping[str, Any],
     keys: Sequence[str],
+    chosen: Mapping[str, frozenset[str]] | None = None,
 ) -> list[VariantPackage]:
-    """The packages of the variants named in `keys`, from the full deck's stamped notes."""
+    """The packages of the variants named in `keys`, from the full deck's stamped notes.
+
+    `chosen`: a variant's notes decided already (by its release); the others ship what
+    matches now and what their last release shipped.
+    """
     from deckbuild.release import variants as history
 
     out = []
     for key in keys:
         variant = source.config.variant(key)
         assert variant is not None, key
-        released = history.released_ids(source.root, record_extra, key)
-        chosen = members(variant, source.cards, retired_facts(source.cards, [s.note for s in stamped]), released)
-        out.append(package(source, variant, stamped, notetype_mods, media, chosen, history.description_line(record_extra, key)))
+        ids = set(chosen[key]) if chosen and key in chosen else None
+        if ids is None:
+            released = history.released_ids(source.root, record_extra, key)
+            ids = members(variant, source.cards, retired_facts(source.cards, [s.note for s in stamped]), released)
+        out.append(package(source, variant, stamped, notetype_mods, media, ids, history.description_line(record_extra, key)))
     return out
+
+
+def with_variant(config: DeckConfig, variant: Variant) -> DeckConfig:
+    """The config with one variant replaced (a release gives it its new version)."""
+    import dataclasses
+
+    return dataclasses.replace(config, variants=tuple(variant if v.key == variant.key else v for v in config.variants))
 
 
 def retired_facts(cards: Sequence[Card], notes: Sequence[RenderedNote]) -> dict[str, Facts]:

@@ -8,17 +8,22 @@ tests/projects/declared: a four-field note type with two templates, one conditio
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ankiutil import import_package, new_collection
 from conftest import copy_project
+from hypothesis import given
+from hypothesis import strategies as st
 
-from deckbuild.build import build, check, release
+from deckbuild.commands import build, check, release
 from deckbuild.errors import DeckbuildError
+from deckbuild.incremental.uptodate import inputs_fingerprint
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import render_field
 from deckbuild.notetypes.sanitize import sanitize_html
@@ -100,12 +105,10 @@ def test_card_rule_equals_anki_for_every_empty_field_combination(declared: Path,
     """Conditional and negated templates: for each note type, every pattern of empty fields."""
     result = build(declared)
     import_package(collection, result.path)
-    from deckbuild.build import load_project
+    from deckbuild.plan import plan
 
-    project, _problems = load_project(declared)
-    assert project is not None
-    for key, notetype in project.declared.items():
-        if notetype.is_cloze:
+    for key, notetype in plan(declared, "check").notetypes.items():
+        if notetype.is_cloze or not notetype.declared:
             continue
         anki_type = collection.models.by_name(notetype.anki_name)
         fronts = [tpl.parse(front).nodes for _name, front, _back in notetype.templates]
@@ -154,9 +157,11 @@ def test_template_and_css_edits_update_the_note_type_in_place(declared: Path, tm
     try:
         import_package(col, build(declared).path)
         before = {m["name"]: m["id"] for m in col.models.all()}
+        fingerprint = inputs_fingerprint(declared)
         folder = declared / "notetypes" / "vocab"
         (folder / "style.css").write_text(".card { color: #123456; }\n", "utf-8")
         (folder / "front.html").write_text('<div class="word big">{{Word}}</div>\n', "utf-8")
+        assert inputs_fingerprint(declared) != fingerprint  # so `deckbuild build` is not "up to date"
         result = build(declared)
         assert result.changed_notes == 0
         log = import_package(col, result.path)
@@ -242,3 +247,43 @@ def test_html_fields_are_sanitized_and_plain_fields_round_trip() -> None:
     for plain in ("食べる", "to eat", "R&D < 3", "Paris {{c1::France}}"):
         assert render_field(plain, False) == plain.replace("&", "&amp;").replace("<", "&lt;")
     assert render_field("to **eat**", False) == "<p>to <strong>eat</strong></p>"
+
+
+def test_files_templates_name_ship_when_named_with_underscore(declared: Path) -> None:
+    """Anki copies only what fields name: a template's own file must start with '_' (and is packed)."""
+    (declared / "media" / "_kana-v1.woff2").write_bytes(b"wOF2 font")
+    css = declared / "notetypes" / "vocab" / "style.css"
+    css.write_text('@font-face { font-family: kana; src: url("_kana-v1.woff2"); }\n' + css.read_text("utf-8"), "utf-8")
+    with zipfile.ZipFile(build(declared).path) as package:
+        names = sorted(json.loads(package.read("media")).values())
+    assert names == ["_kana-v1.woff2", "miru.png", "taberu.mp3"]
+
+
+_PIECES = [
+    "<script>", "</script>", "<img", " src=", "x.png", "http://e/x", "javascript:", "java&#x09;script:", " onerror=",
+    "alert(1)", ">", "<", "\"", "'", "<!--", "-->", "--!>", "<style>", "<a", " href=", "<svg>", "<iframe", "</",
+    "/", " ", "=", "&lt;", "<![CDATA[", "]]>", "<b>", "text", "<div", " style=", "url(", "<p/", "\x00",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_sanitized_html_has_no_script_handlers_or_remote_loads(pieces: list[str]) -> None:
+    """Whatever goes in, the output read by a parser holds no script, event handler, javascript: or remote load."""
+    from html.parser import HTMLParser
+
+    from deckbuild.notetypes.sanitize import DROPPED_TAGS, DROPPED_WITH_CONTENT, unsafe_attribute
+
+    safe, _removed = sanitize_html("".join(pieces))
+    found: list[str] = []
+
+    class Reader(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in DROPPED_WITH_CONTENT or tag in DROPPED_TAGS:
+                found.append(tag)
+            found.extend(why for name, value in attrs if (why := unsafe_attribute(tag, name, value)))
+
+    reader = Reader(convert_charrefs=False)
+    reader.feed(safe)
+    reader.close()
+    assert not found, (safe, found)
+    assert sanitize_html(safe)[0] == safe  # sanitizing is idempotent: safe HTML comes out as it went in

@@ -22,8 +22,7 @@ from conftest import copy_project
 from golden import snapshot
 
 from deckbuild.apkg.ids import card_guid
-from deckbuild.build import build, check, release
-from deckbuild.release.variants import release_variant
+from deckbuild.commands import build, check, release
 
 REPO = Path(__file__).parent.parent
 T0 = 1767225600  # 2026-01-01
@@ -283,18 +282,19 @@ def _decks(apkg: Path) -> str:
 
 
 def test_a_retired_note_ships_in_the_variants_it_matched(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    release_variant(project, "formulas")
+    release(project, variant="formulas")
     release(project)
     cards = project / "cards" / "formulas.yaml"
     cards.write_text(cards.read_text().split("- id: dropout-fact")[0])
     # A variant does not retire a note on its own: the full deck's release does, first.
     before = _files(project)
     with pytest.raises(Exception, match="E242 variant 'formulas': card\\(s\\) dropout-fact left the sources"):
-        release_variant(project, "formulas")
+        release(project, variant="formulas")
     assert _files(project) == before
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0 + 86400))
     assert release(project).version == "2.0.0"
-    done, built = release_variant(project, "formulas")
+    done = release(project, variant="formulas")
+    built = done.build
     assert done.version == "2.0.0" and done.changes.summary() == "0 added, 0 changed, 1 retired"
     assert "### Retired\n\n- `dropout-fact` — Dropout in practice." in (project / "CHANGELOG-formulas.md").read_text()
     shipped = _by_card_id(built.path)

@@ -28,6 +28,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from deckbuild import __version__
 
@@ -115,19 +116,32 @@ def inputs_fingerprint(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _outputs(root: Path, out_path: Path, record_file: str) -> dict[str, str | None]:
-    result: dict[str, str | None] = {}
+def _outputs(root: Path, out_path: Path, record_file: str, also: Iterable[Path] = ()) -> dict[str, Any]:
+    result: dict[str, Any] = {}
     for key, path in (("package", out_path), ("record", root / record_file)):
         result[key] = _hash_file(path) if path.is_file() else None  # is_file: a pipe is never hashed
     result["package_path"] = os.path.relpath(out_path, root)
+    # Other packages the build wrote (deck.yaml's variants): each must still be there, unchanged.
+    extra = {os.path.relpath(path, root): _hash_file(path) if path.is_file() else None for path in also}
+    if extra:
+        result["also"] = extra
     return result
 
 
-def save_state(root: Path, inputs: str, out_path: Path, record_file: str, summary: dict[str, int], warnings: int) -> None:
-    """Remember a successful build: its input fingerprint, what it wrote, and its summary line."""
+def save_state(
+    root: Path,
+    inputs: str,
+    out_path: Path,
+    record_file: str,
+    summary: dict[str, int],
+    warnings: int,
+    also: Iterable[Path] = (),
+) -> None:
+    """Remember a successful build: its input fingerprint, what it wrote (the package, the
+    record, `also` other packages), and its summary line."""
     state = {
         "inputs": inputs,
-        "outputs": _outputs(root, out_path, record_file),
+        "outputs": _outputs(root, out_path, record_file, also),
         "summary": summary,
         "warnings": warnings,
     }
@@ -144,11 +158,14 @@ def forget_state(root: Path) -> None:
         os.unlink(root / CACHE_DIR / STATE_FILE)
 
 
-def up_to_date(root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock") -> tuple[Path, dict[str, int]] | None:
+def up_to_date(
+    root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock", inputs: str | None = None
+) -> tuple[Path, dict[str, int]] | None:
     """(package path, summary) if the last build's outputs are current; None if a build is needed.
 
     A build with --strict is never skipped when the last build had warnings: it must fail.
     Any doubt (no state, unreadable state, a changed input or output) means "build".
+    `inputs`: the inputs' fingerprint, if the caller took it already.
     """
     try:
         state = json.loads((root / CACHE_DIR / STATE_FILE).read_text("utf-8"))
@@ -156,9 +173,10 @@ def up_to_date(root: Path, *, strict: bool = False, record_file: str = "deckbuil
         out_path = root / outputs["package_path"]
         if strict and state["warnings"]:
             return None
-        if outputs["package"] is None or outputs != _outputs(root, out_path, record_file):
+        also = [root / rel for rel in outputs.get("also", {})]
+        if outputs["package"] is None or outputs != _outputs(root, out_path, record_file, also):
             return None
-        if state["inputs"] != inputs_fingerprint(root):
+        if state["inputs"] != (inputs if inputs is not None else inputs_fingerprint(root)):
             return None
         summary = {str(k): int(v) for k, v in state["summary"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deckbuild.errors import LocatedError, Location, ProjectInvalid
+from deckbuild.errors import LocatedError, Location
 from deckbuild.release.versioning import RELEASES_DIR, Changes, Snapshot
 
 if TYPE_CHECKING:
-    from deckbuild.build import BuildResult, Progress
     from deckbuild.model import RenderedNote, Variant
     from deckbuild.release.record import Clock
-    from deckbuild.variants import Source, VariantPackage
+    from deckbuild.variants import Source
 
 VARIANTS_KEY = "variants"
 """The build record's key holding, per variant, its last release (version, time, summary)."""
@@ -164,58 +163,6 @@ def decide_variant(
     )
     new_variant = dataclasses.replace(variant, version=version)
     return VariantDecision(new_variant, changes, frozenset(chosen), {**record_extra, VARIANTS_KEY: released}, files)
-
-
-def release_variant(
-    root: Path,
-    key: str,
-    *,
-    bump: str | None = None,
-    allow_schema_change: bool = False,
-    progress: Progress | None = None,
-) -> tuple[VariantDecision, BuildResult]:
-    """Release one variant: next version, its snapshot and changelog, deck.yaml, the record, its package."""
-    from deckbuild import build as build_stage
-    from deckbuild import variants as variant_stage
-    from deckbuild.fsutil import project_lock
-    from deckbuild.incremental import uptodate
-    from deckbuild.release.record import Clock, Record
-
-    project, problems = build_stage.load_project(root, releasing=True)
-    if project is None:
-        raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))
-    variant = require_variant(project.config, key)
-    source = variant_stage.Source(root, project.config, project.cards, project.notetypes)
-    with project_lock(root):
-        uptodate.forget_state(root)
-        state = build_stage._gather(project, progress)
-        clock = Clock()
-        media = [m.name for m, _i in state.figures.values()]
-        decision = decide_variant(
-            source,
-            variant,
-            state.rendered,
-            state.retired,
-            state.snapshot,
-            state.record.extra,
-            media,
-            clock,
-            bump=bump,
-            allow_schema_change=allow_schema_change,
-        )
-        record = state.record
-        new_record = Record(record.notes, record.notetypes, decision.extra)
-        config = project.config
-        config = dataclasses.replace(config, variants=tuple(decision.variant if v.key == key else v for v in config.variants))
-        source = dataclasses.replace(source, config=config)
-
-        def package(stamped: Sequence[Any], mods: Mapping[str, int], files: Sequence[Any]) -> list[VariantPackage]:
-            latest = description_line(decision.extra, key)
-            return [variant_stage.package(source, decision.variant, stamped, mods, files, set(decision.chosen), latest)]
-
-        state = dataclasses.replace(state, clock=clock)
-        result = build_stage._write(project, state, new_record, also=decision.files, full=False, extra_packages=package)
-    return decision, result
 
 
 def _renamed_notice(old: str, new: str) -> str:
