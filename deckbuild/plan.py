@@ -15,12 +15,14 @@ This module is imported by every build, even one that is up to date: heavy modul
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
+from deckbuild.layout import CONFIG_FILE, RECORD_FILE
+from deckbuild.model import Progress
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
     from deckbuild.release.versioning import Snapshot
 
 Goal = Literal["check", "build", "release", "import"]
-Progress = Callable[[int, int, str], None]
 
 ABSENT = "absent"
 """Output.base for a file that did not exist when the plan was made."""
@@ -56,7 +57,7 @@ class Output:
 class Facets:
     """What the preview shows about a note besides its fields."""
 
-    kind: str  # qa | formula | fact
+    kind: str  # its kind:: tag (formula, fact, or an author's own such as scenario); qa without one
     difficulty: str
     topics: tuple[str, ...]
     location: Location | None  # the card's place in cards/; None for a retired note (no source left)
@@ -109,9 +110,6 @@ class Plan:
             return None
         return package_path(self.root, self.config)
 
-    def output(self, path: Path) -> Output | None:
-        return next((o for o in self.outputs if o.path == path), None)
-
 
 def package_path(root: Path, config: DeckConfig) -> Path:
     return root / config.output / f"{config.slug}-{config.version}.apkg"
@@ -153,7 +151,6 @@ def plan(
             path, counts = current
             return Plan(root, goal, inputs, up_to_date=True, summary=Summary(path, **counts))
 
-    from deckbuild.config import CONFIG_FILE
     from deckbuild.incremental.cache import open_cache
 
     # The cache is written only inside a deck project (never a stray folder in the wrong place).
@@ -247,6 +244,7 @@ def _plan(
     from deckbuild.release import versioning
 
     previous = versioning.latest_snapshot(root, record.extra)
+    _refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
         _refuse_schema_change(previous, notetypes)
     # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
@@ -308,12 +306,11 @@ def _plan(
     # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
     # at any moment: the release's files, then the record, then the package (which derives
     # from the record; a record newer than the package is repaired by the next build).
-    outputs = [Output(path, data, config.output, file_digest(path)) for path, data in _release_files(decision, variant_decision)]
-    outputs.append(
-        Output(
-            root / record_stage.RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / record_stage.RECORD_FILE)
-        )
-    )
+    outputs = [
+        Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
+        for path, data in _release_files(decision, variant_decision)
+    ]
+    outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / RECORD_FILE)))
     if package is not None:
         outputs.append(Output(out, package, config.output))
     outputs += [Output(v.path, v.data, config.output) for v in variant_packages]
@@ -334,7 +331,7 @@ def _plan(
         problems=tuple(problems),
         figures=figures,
         notes=tuple(stamped),
-        facets=_facets(cards, retired),
+        facets=_facets(cards, stamped),
         record=new_record,
         release=decision,
         outputs=tuple(outputs),
@@ -365,7 +362,7 @@ def _refuse_outside(root: Path, out: Path) -> None:
     """deck.yaml keeps `output` inside the project; a symlinked folder must not lead out of it."""
     if not out.parent.resolve().is_relative_to(root.resolve()):
         raise LocatedError(
-            Location("deck.yaml"), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
+            Location(CONFIG_FILE), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
         )
 
 
@@ -383,6 +380,19 @@ def _refuse_schema_change(snapshot: Snapshot | None, notetypes: Mapping[str, Not
                 "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
                 "release that says so: deckbuild release --bump major --allow-schema-change",
             )
+
+
+def _refuse_missing_notetypes(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
+    """A released note type must stay declared: its notes keep shipping, retired ones too (E224)."""
+    if snapshot is None:
+        return
+    for key in sorted(set(snapshot.schemas) - set(notetypes)):
+        raise LocatedError(
+            Location(f"notetypes/{key}"),
+            "E224",
+            f"note type '{key}' shipped in release {snapshot.version} and its notes keep shipping (Anki never deletes "
+            f"them, and retired ones ship as they last did); restore notetypes/{key}/ (git checkout notetypes/{key})",
+        )
 
 
 def _render(
@@ -489,22 +499,17 @@ def _declared_card_count(rendered: Sequence[RenderedNote], declared: Mapping[str
     return total
 
 
-def _facets(cards: Sequence[Card], retired: Sequence[RenderedNote]) -> dict[str, Facets]:
-    """Kind, difficulty (inherited from the `of` card), topics and place of every note."""
-    from deckbuild.notes import effective
-
-    by_id = {card.id: card for card in cards}
+def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
+    """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
+    where = {card.id: card.location for card in cards}
     facets = {}
-    for card in cards:
-        difficulty, topics, _source = effective(card, by_id)
-        facets[card.id] = Facets(card.kind, difficulty, tuple(topics), card.location)
-    for note in retired:  # no source left: what its tags say
-        tags = note.tags
-        facets[note.card_id] = Facets(
+    for stamped in notes:
+        tags = stamped.note.tags
+        facets[stamped.note.card_id] = Facets(
             next((t.split("::", 1)[1] for t in tags if t.startswith("kind::")), "qa"),
             next((t.split("::", 1)[1] for t in tags if t.startswith("difficulty::")), ""),
             tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
-            None,
+            where.get(stamped.note.card_id),  # None for a retired note: no source left
         )
     return facets
 

@@ -215,7 +215,7 @@ def card_facts(card: Card, by_id: Mapping[str, Card]) -> Facts:
 
 def tag_facts(notetype: str, tags: Sequence[str], deck: str = "") -> Facts:
     """A shipped note's facts from its tags (a retired note: as it was when last active)."""
-    from deckbuild.release.versioning import RETIRED_TAG
+    from deckbuild.model import RETIRED_TAG
 
     kept = tuple(t for t in tags if t != RETIRED_TAG)
     built_in = notetype in ("qa", "cloze")  # a declared note type's key is its kind

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -244,7 +245,15 @@ def test_html_fields_are_sanitized_and_plain_fields_round_trip() -> None:
     )
     assert safe == '<img src="a.png"><a>l</a><img><div>d</div>'
     assert len(removed) == 6
-    for plain in ("食べる", "to eat", "R&D < 3", "Paris {{c1::France}}"):
+    for plain in (
+        "食べる",
+        "to eat",
+        "R&D < 3",
+        "Paris {{c1::France}}",
+        "東京は日本の首都です。",
+        "a — b → c",
+        "東京は{{c1::日本}}。",
+    ):
         assert render_field(plain, False) == plain.replace("&", "&amp;").replace("<", "&lt;")
     assert render_field("to **eat**", False) == "<p>to <strong>eat</strong></p>"
 
@@ -287,3 +296,43 @@ def test_sanitized_html_has_no_script_handlers_or_remote_loads(pieces: list[str]
     reader.close()
     assert not found, (safe, found)
     assert sanitize_html(safe)[0] == safe  # sanitizing is idempotent: safe HTML comes out as it went in
+
+
+def test_ankis_own_stock_note_types_load_clean_and_get_ankis_cards(tmp_path: Path, collection: Any) -> None:
+    """Every stock note type of a new collection, written as notetypes/<key>/ (as adopt does), passes the checks."""
+    from deckbuild.notetypes.load import load_notetypes
+
+    for number, model in enumerate(collection.models.all()):
+        folder = tmp_path / "project" / "notetypes" / f"stock{number}"
+        folder.mkdir(parents=True)
+        templates = []
+        for index, template in enumerate(model["tmpls"]):
+            (folder / f"front{index}.html").write_text(template["qfmt"], "utf-8")
+            (folder / f"back{index}.html").write_text(template["afmt"], "utf-8")
+            templates.append({"name": template["name"], "front": f"front{index}.html", "back": f"back{index}.html"})
+        (folder / "style.css").write_text(model["css"], "utf-8")
+        spec = {"name": model["name"], "cloze": model["type"] == 1, "fields": [f["name"] for f in model["flds"]]}
+        spec |= {"templates": templates, "css": "style.css", "id": model["id"]}
+        (folder / "notetype.yaml").write_text(json.dumps(spec, ensure_ascii=False), "utf-8")
+    declared, problems = load_notetypes(tmp_path / "project")
+    assert problems == []
+    assert sorted(nt.anki_name for nt in declared.values()) == sorted(m["name"] for m in collection.models.all())
+    for notetype in declared.values():
+        if notetype.is_cloze:
+            continue
+        fronts = [tpl.parse(front).nodes for _name, front, _back in notetype.templates]
+        anki_type = collection.models.get(notetype.given_id)
+        for pattern in itertools.product(("", "x", "<br>"), repeat=len(notetype.fields)):
+            mine = tpl.card_ords(notetype.fields, pattern, fronts, is_cloze=False)
+            if mine:
+                assert mine == _anki_ords(collection, anki_type, list(pattern)), (notetype.anki_name, pattern)
+
+
+def test_a_released_note_type_cannot_leave_the_project(declared: Path) -> None:
+    release(declared)
+    shutil.rmtree(declared / "notetypes" / "absent")
+    clozes = declared / "cards" / "clozes.yaml"
+    clozes.write_text(clozes.read_text("utf-8").split("- id: silent-word")[0], "utf-8")
+    with pytest.raises(DeckbuildError) as refused:
+        build(declared)
+    assert [(p.code, str(p.location)) for p in refused.value.problems()] == [("E224", "notetypes/absent")]

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild import __version__
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE
 
-CACHE_DIR = ".deckbuild-cache"
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")
 _code: str | None = None
@@ -108,9 +108,9 @@ def inputs_fingerprint(root: Path) -> str:
     """Everything a build reads, apart from its own outputs (see the module docstring)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(code_fingerprint().encode())
-    config = root / "deck.yaml"
-    digest.update(b"deck.yaml\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
-    for folder in ("cards", "media", "notetypes"):  # notetypes/: declared note types' yaml, templates, CSS
+    config = root / CONFIG_FILE
+    digest.update(CONFIG_FILE.encode() + b"\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
+    for folder in (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR):
         for rel, content in _tree(root, folder):
             digest.update(f"{rel}\0{content}\n".encode())
     return digest.hexdigest()
@@ -145,11 +145,9 @@ def save_state(
         "summary": summary,
         "warnings": warnings,
     }
-    folder = root / CACHE_DIR
-    folder.mkdir(exist_ok=True)
-    tmp = folder / f".{STATE_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / STATE_FILE)
+    from deckbuild.fsutil import atomic_write_bytes
+
+    atomic_write_bytes(root / CACHE_DIR / STATE_FILE, json.dumps(state, sort_keys=True).encode())
 
 
 def forget_state(root: Path) -> None:
@@ -159,7 +157,7 @@ def forget_state(root: Path) -> None:
 
 
 def up_to_date(
-    root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock", inputs: str | None = None
+    root: Path, *, strict: bool = False, record_file: str = RECORD_FILE, inputs: str | None = None
 ) -> tuple[Path, dict[str, int]] | None:
     """(package path, summary) if the last build's outputs are current; None if a build is needed.
 

@@ -7,16 +7,14 @@ collected: a project with a broken note type reports all of them and builds noth
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import NOTETYPES_DIR
 from deckbuild.notetypes import templates as tpl
 from deckbuild.yamlload import LocatedList, LocatedMap, load_yaml, read_text
 
-NOTETYPES_DIR = "notetypes"
 NOTETYPE_FILE = "notetype.yaml"
 RESERVED_KEYS = frozenset({"qa", "cloze", "formula", "fact"})
 KEY_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
@@ -61,6 +59,15 @@ def load_notetypes(root: Path) -> tuple[dict[str, NoteType], list[Problem]]:
             why = "is a built-in kind" if key in RESERVED_KEYS else "is not lower-case letters, digits, '.', '_', '-'"
             problems.append(
                 Problem(Location(f"{NOTETYPES_DIR}/{key}"), "E200", f"note type folder '{key}' {why}; rename the folder")
+            )
+            continue
+        if not folder.resolve().is_relative_to(root.resolve()):
+            problems.append(
+                Problem(
+                    Location(f"{NOTETYPES_DIR}/{key}"),
+                    "E200",
+                    f"note type folder '{key}' is a link to a folder outside the project",
+                )
             )
             continue
         if not (folder / NOTETYPE_FILE).is_file():
@@ -293,6 +300,8 @@ def _check_template(text: str, display: str, fields: list[str], is_cloze: bool, 
             )
             continue
         shown = ":".join((*node.filters, node.key))
+        if not node.key and node.filters:  # {{tts-voices:}}: a filter of Anki's own, on no field
+            continue
         if node.key not in known and node.key not in tpl.SPECIAL_FIELDS:
             problems.append(
                 Problem(where, "E207", f"'{{{{{shown}}}}}' names no field of this note type; expected one of {', '.join(fields)}")
@@ -322,11 +331,13 @@ def _check_template(text: str, display: str, fields: list[str], is_cloze: bool, 
             )
 
 
-def _id_value(data: Mapping[str, Any], key: str, problems: list[Problem], where: Location | None = None) -> int:
+def _id_value(data: LocatedMap, key: str, problems: list[Problem]) -> int:
+    """An Anki id given in notetype.yaml (a positive 64-bit integer); 0 after reporting a bad one."""
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _MAX_ID:
-        loc = where or data.value_locs[key]  # type: ignore[attr-defined]
-        problems.append(Problem(loc, "E210", f"'{key}': expected a positive whole number (an Anki id); got {value!r}"))
+        problems.append(
+            Problem(data.value_locs[key], "E210", f"'{key}': expected a positive whole number (an Anki id); got {value!r}")
+        )
         return 0
     return value
 
@@ -344,7 +355,7 @@ def _id_map(data: LocatedMap, key: str, names: list[str], problems: list[Problem
         if name not in names:
             problems.append(Problem(value.key_locs[name], "E210", f"'{key}': {name!r} is not one of {', '.join(names)}"))
             continue
-        number = _id_value(value, name, problems, value.value_locs[name])
+        number = _id_value(value, name, problems)
         if number in seen:
             problems.append(Problem(value.value_locs[name], "E210", f"'{key}': id {number} is given twice"))
         seen.add(number)

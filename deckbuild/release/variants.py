@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.release.versioning import RELEASES_DIR, Changes, Snapshot
+from deckbuild.layout import RELEASES_DIR
+from deckbuild.release.versioning import Changes, Snapshot
 
 if TYPE_CHECKING:
     from deckbuild.model import RenderedNote, Variant

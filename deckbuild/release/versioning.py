@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.fsutil import atomic_write_bytes
-from deckbuild.model import RenderedNote
+from deckbuild.layout import CHANGELOG, RELEASES_DIR
+from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.render import plain
-
-RELEASES_DIR = "releases"
-CHANGELOG = "CHANGELOG.md"
-RETIRED_TAG = "retired"
-BUMPS = ("major", "minor", "patch")
 
 
 @dataclass(frozen=True)
@@ -295,10 +290,6 @@ def _full_deck(deck_name: str, subdeck: str) -> str:
     return f"{deck_name}::{subdeck}" if subdeck else deck_name
 
 
-def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
-    atomic_write_bytes(root / CHANGELOG, changelog_with(root, entry, deck_name))
-
-
 def changelog_with(root: Path, entry: str, deck_name: str, name: str = CHANGELOG) -> bytes:
     """The changelog's bytes (CHANGELOG.md, or a variant's) with entry added as the newest release."""
     path = root / name
@@ -320,7 +311,3 @@ def description_changes(record_extra: Mapping[str, Any]) -> str:
     if not release:
         return ""
     return f"Latest release {release['version']}: {release['summary']}. See CHANGELOG.md for the cards."
-
-
-def ordered(notes: Sequence[PublishedNote]) -> list[PublishedNote]:
-    return sorted(notes, key=lambda n: n.card_id)
