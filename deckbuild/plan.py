@@ -225,6 +225,8 @@ def _plan(
         problems += check_guids(config.namespace, cards)
         problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
         problems += variant_stage.check_variants(config, cards)
+        if record is not None:  # a variant's deck name against the one it was built with
+            problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
     cache.commit()  # keep the good files' parses even if the project is invalid
     problems = sorted(problems, key=lambda p: (p.location, p.code))
     if goal == "check":
@@ -430,12 +432,14 @@ def _stamp(
     clock: Clock,
 ) -> tuple[list[StampedNote], dict[str, int], Record, int]:
     """Stamped notes, note type mods, the new record, and how many notes changed since the old one."""
+    from deckbuild import variants
     from deckbuild.release import identity
     from deckbuild.release.record import stamp_notes
 
     hashes = {key: nt.content_hash() for key, nt in notetypes.items()}
     stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
+    new_record = variants.remember(new_record, config)  # the variants' deck names
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
     return stamped, notetype_mods, new_record, changed
 

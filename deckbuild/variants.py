@@ -28,6 +28,7 @@ from deckbuild.model import DIFFICULTIES, Card, DeckConfig, MediaFile, RenderedN
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
+    from deckbuild.release.record import Record
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -291,6 +292,45 @@ def check_variants(config: DeckConfig, cards: Sequence[Card]) -> list[Problem]:
                         )
                     )
     return problems
+
+
+def check_renamed(config: DeckConfig, record_extra: Mapping[str, Any], allow: bool) -> list[Problem]:
+    """A variant whose deck name changed since the last build (E243), as E171 for the deck's own name."""
+    built = _built_names(record_extra)
+    problems = []
+    for variant in config.variants:
+        before = built.get(variant.key)
+        if before is None or before == variant.name or allow:
+            continue
+        problems.append(
+            Problem(
+                variant.location,
+                "E243",
+                f"variant '{variant.key}': deck name changed from '{before}' to '{variant.name}' since the last build; "
+                f"Anki matches decks by name, so learners' existing cards would stay in '{before}' and only new cards "
+                f"would go to '{variant.name}'. Put back its old name, or build with --allow-identity-change: learners "
+                f"then rename the deck in Anki before importing, or `deckbuild push --variant {variant.key}` moves their cards",
+            )
+        )
+    return problems
+
+
+def remember(record: Record, config: DeckConfig) -> Record:
+    """The record with the variants' deck names (what the next build compares with, E243)."""
+    from deckbuild.release.identity import IDENTITY_KEY
+    from deckbuild.release.record import Record
+
+    ident = record.extra.get(IDENTITY_KEY)
+    if not config.variants or not isinstance(ident, Mapping):
+        return record
+    names = {v.key: v.name for v in config.variants}
+    return Record(record.notes, record.notetypes, {**record.extra, IDENTITY_KEY: {**ident, "variants": names}})
+
+
+def _built_names(record_extra: Mapping[str, Any]) -> dict[str, str]:
+    ident = record_extra.get("identity")
+    names = ident.get("variants") if isinstance(ident, Mapping) else None
+    return {str(k): str(v) for k, v in names.items()} if isinstance(names, Mapping) else {}
 
 
 def _describe(variant: Variant) -> str:

@@ -354,6 +354,11 @@ def test_push_of_a_variant_moves_only_its_own_cards(project: Path, tmp_path: Pat
     assert (full["new"], full["moved"]) == (5, [])  # the formulas stay in the variant's deck
     deck = project / "deck.yaml"
     deck.write_text(deck.read_text().replace("name: deckbuild Sample — Formulas", "name: Sample Formulas"))
+    # Renaming a variant splits learners' decks on a plain import: refused without the flag (E243).
+    refused = _cli(project, "build")
+    assert refused.returncode == 1
+    assert "deck.yaml:9:3: E243 variant 'formulas': deck name changed from 'deckbuild Sample — Formulas' to " in refused.stderr
+    assert _cli(project, "build", "--allow-identity-change").returncode == 0
     moved = push("--variant", "formulas")["moved"]
     assert sorted((m["id"], m["from"], m["to"]) for m in moved) == [
         ("dropout-fact", "deckbuild Sample — Formulas", "Sample Formulas"),
