@@ -269,7 +269,12 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
 
     if variant is not None:
         done = run_release(
-            project, bump=bump, allow_schema_change=allow_schema_change, progress=_progress(quiet=False), variant=variant
+            project,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
+            allow_identity_change=allow_identity_change,
+            progress=_progress(quiet=False),
+            variant=variant,
         )
         click.echo(f"released variant {variant} {done.version}: {done.changes.summary()}")
         click.echo(f"wrote {_relative(done.build.path)}: {done.build.notes} notes, {done.build.cards} cards")
