@@ -158,6 +158,11 @@ def test_rebuilds_are_byte_identical_and_a_variant_alone_matches(project: Path) 
     first = _files(project / "dist")
     build(project, jobs=1)
     assert _files(project / "dist") == first
+    assert build(project, force=False).plan.up_to_date
+    # A variant's package is an output of the build like the deck's: a missing one is rebuilt.
+    (project / "dist" / "deckbuild-sample-medium-0.1.0.apkg").unlink()
+    again = build(project, force=False, jobs=1)
+    assert not again.plan.up_to_date and _files(project / "dist") == first
     (project / "dist" / "deckbuild-sample-medium-0.1.0.apkg").unlink()
     only = build(project, jobs=1, variant="medium")
     assert only.path.name == "deckbuild-sample-medium-0.1.0.apkg" and only.notes == 4
