@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from deckbuild.release.record import Record
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 KINDS = ("qa", "formula", "fact")
 
 ENTRY_KEYS: dict[str, str] = {
@@ -112,6 +111,8 @@ def _parse_entry(
     name = entry.get("name", f"{deck_name} ({key})")
     if isinstance(name, str) and not name.strip():
         problems.append(Problem(entry.value_locs["name"], "E234", f"{label}: 'name' must not be empty"))
+    from deckbuild.config import SEMVER  # (config imports this module)
+
     version = entry.get("version")
     if isinstance(version, str) and not SEMVER.fullmatch(version):
         problems.append(
