@@ -346,3 +346,72 @@ def test_broken_crowdanki_folders_are_refused(tmp_path: Path) -> None:
     deck["children"][0]["notes"][0]["fields"][2] = '<img src="../../../etc/passwd">'
     (source / "deck.json").write_text(json.dumps(deck))
     _refused(source, tmp_path, "E257", "its name is a path")
+
+
+# --- acceptance 1: the adopted build changes nothing in the collection it came from ------------
+
+
+def _scheduling(col: Any) -> tuple[list[tuple[int, ...]], int]:
+    cards = sorted(col.db.all("select id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses from cards"))
+    return [tuple(row) for row in cards], col.db.scalar("select count() from revlog")
+
+
+def _edit(project: Path, card_id: str, field: str, value: str) -> None:
+    for path in sorted((project / "cards").iterdir()):
+        text = path.read_text()
+        data = yaml.safe_load(text)
+        cards = data["cards"] if isinstance(data, dict) else data
+        for card in cards:
+            if card["id"] == card_id:
+                old = card["fields"][field]
+                assert f"{field}: {old}\n" in text
+                path.write_text(text.replace(f"{field}: {old}\n", f"{field}: {value}\n", 1))
+                return
+    raise AssertionError(f"no card {card_id}")
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "current"])
+def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -> None:
+    from anki.collection import Collection
+    from ankiutil import import_package
+
+    col = make_collection(tmp_path / "anki")
+    try:
+        source = export(col, tmp_path / "deck.apkg", legacy=legacy)
+        before = _scheduling(col)
+        notes_before = {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")}
+    finally:
+        col.close()
+    assert before[1] == 4
+    project = tmp_path / "project"
+    result = deckbuild("adopt", str(source), str(project))
+    assert result.returncode == 0, result.stderr
+    assert (project / "deckbuild.lock").is_file()
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    package = next((project / "dist").glob("*.apkg"))
+
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        log = import_package(col, package)
+        assert (len(log.new), len(log.updated), len(log.conflicting), len(log.duplicate)) == (0, 0, 0, 0)
+        assert len(log.found_notes) == 0 or len(log.found_notes) == len(notes_before)
+        assert _scheduling(col) == before
+        assert {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")} == notes_before
+        assert not any(m["name"].endswith("+") for m in col.models.all())  # no duplicate note type
+    finally:
+        col.close()
+
+    _edit(project, "inu", "Meaning", "dog (the animal)")
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    package = next((project / "dist").glob("*.apkg"))
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        log = import_package(col, package)
+        assert (len(log.new), len(log.updated), len(log.conflicting)) == (0, 1, 0)
+        edited = [nid for nid in col.find_notes("") if col.get_note(nid).fields != notes_before[nid][0]]
+        assert len(edited) == 1 and col.get_note(edited[0])["Meaning"] == "dog (the animal)"
+        assert _scheduling(col) == before  # cards, their scheduling and the review log untouched
+    finally:
+        col.close()

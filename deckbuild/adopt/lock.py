@@ -1,19 +1,119 @@
-"""The adopted project, checked by the pipeline itself, with the build record that keeps each note's mod.
+"""The adopted project, built once by the pipeline itself, and the record that keeps each note's mod.
 
-Anki updates a note on import only if the incoming mod is newer.  So the first build of
-an adopted project must stamp every note (and note type) with the mod it has in the
-source collection: the record (deckbuild.lock) is written with those mods and the
-content hashes the build itself computes for the adopted cards, so the build's own
-stamping keeps them.  The same rendering checks that every Markdown field gives back
-the source's HTML exactly; a field that does not is kept as HTML instead.
+Anki updates a note on import only if the incoming mod is newer.  So the first build of an
+adopted project must stamp every note (and note type) with the mod it has in the source
+collection.  adopt builds the project in a private temp folder with the real pipeline,
+takes the build record it wrote (content hashes, identity, media: the pipeline's own
+hashing), and puts the source's mods into it; the first build in DIR then finds every
+hash unchanged and keeps those mods.  The same build checks the round trip: a field
+written as Markdown whose built HTML is not exactly the source's is written as HTML
+instead, and an HTML field the build changed (sanitized) is counted.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sqlite3
+import tempfile
+import zipfile
+from pathlib import Path
+
 from deckbuild.adopt.mapping import Adopted, map_deck
 from deckbuild.adopt.model import SourceDeck
+from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem
 from deckbuild.render import markdown_html
 
+# CrowdAnki keeps no mods: an old mod lets an import skip the unchanged note in a
+# collection that has it, and any edit made later stamps the build time, which is newer.
+NO_MOD = 1
 
-def finish(deck: SourceDeck) -> Adopted:
-    return map_deck(deck, lambda text: markdown_html(text, inline=True))
+
+def _render(text: str) -> str:
+    return markdown_html(text, inline=True)
+
+
+def finish(deck: SourceDeck, target: Path) -> Adopted:
+    """The project's files with deckbuild.lock, checked by a real build (E262 if it does not build)."""
+    from deckbuild.release.record import RECORD_FILE, Record, Stamp, load_record
+
+    adopted = map_deck(deck, _render)
+    with tempfile.TemporaryDirectory(prefix="deckbuild-adopt-build-") as tmp:
+        built = _build(adopted, Path(tmp) / "first", target)
+        # A Markdown field whose HTML is not the source's stays HTML (the round trip must be exact).
+        force = {}
+        for card in adopted.cards:
+            fields = built.get(card.note.guid)
+            if fields is None:
+                continue
+            names = _notetype_fields(deck, card.note.notetype)
+            wrong = {
+                name
+                for name, source, out in zip(names, card.note.fields, fields, strict=False)
+                if source and name not in card.html_fields and source != out
+            }
+            if wrong:
+                force[card.card_id] = frozenset(wrong)
+        root = Path(tmp) / "first"
+        if force:
+            adopted = map_deck(deck, _render, force)
+            root = Path(tmp) / "second"
+            built = _build(adopted, root, target)
+        record = load_record(root)
+        mods = {card.card_id: card.note.mod for card in adopted.cards}
+        notes = {
+            key: dataclasses.replace(stamp, mod=NO_MOD if mods.get(key) is None else int(mods[key] or 0))
+            for key, stamp in record.notes.items()
+        }
+        type_mods = {adopted.notetype_keys[nt.key]: nt.mod for nt in deck.notetypes}
+        notetypes = {
+            key: Stamp(stamp.hash, NO_MOD if type_mods.get(key) is None else int(type_mods[key] or 0))
+            for key, stamp in record.notetypes.items()
+            if key in type_mods
+        }
+        changed = 0
+        for card in adopted.cards:
+            fields = built.get(card.note.guid, ())
+            changed += sum(1 for source, out in zip(card.note.fields, fields, strict=False) if source and source != out)
+    files = {**adopted.files, RECORD_FILE: Record(notes, notetypes, record.extra).to_bytes()}
+    warnings = list(adopted.warnings)
+    if changed:
+        warnings.append(
+            Problem(
+                Location(deck.source),
+                "E264",
+                f"{changed} HTML field(s) differ in the build from the source (sanitized); the first import leaves them as "
+                "they are in the collection, an edit of such a card ships the built form",
+                "warning",
+            )
+        )
+    return dataclasses.replace(adopted, files=files, warnings=warnings)
+
+
+def _notetype_fields(deck: SourceDeck, key: str) -> tuple[str, ...]:
+    return next(nt.fields for nt in deck.notetypes if nt.key == key)
+
+
+def _build(adopted: Adopted, root: Path, target: Path) -> dict[str, tuple[str, ...]]:
+    """Build the project in `root`; each note's fields as built, by GUID."""
+    from deckbuild.build import build
+
+    for relative, data in adopted.files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    try:
+        result = build(root, jobs=1)
+    except DeckbuildError as exc:
+        problems = [f"{p.location}: {p.code} {p.message}" for p in exc.problems()] or [str(exc)]
+        raise LocatedError(
+            Location(str(target)),
+            "E262",
+            "the adopted project does not build, so nothing was written: " + "; ".join(problems[:20]),
+        ) from None
+    with zipfile.ZipFile(result.path) as archive:
+        (root / "built.anki2").write_bytes(archive.read("collection.anki2"))
+    db = sqlite3.connect(root / "built.anki2")
+    try:
+        return {guid: tuple(flds.split("\x1f")) for guid, flds in db.execute("select guid, flds from notes")}
+    finally:
+        db.close()

@@ -51,7 +51,7 @@ def adopt(source: Path, target: Path) -> AdoptResult:
     deck = read_source(source)
     if not deck.notes:
         raise LocatedError(Location(str(source)), "E259", "the deck holds no notes; nothing to adopt. Nothing was written")
-    adopted = finish(deck)
+    adopted = finish(deck, target)
     write_project(target, adopted.files)
     return AdoptResult(
         deck_name=adopted.deck_name,
