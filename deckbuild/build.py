@@ -17,6 +17,8 @@ from deckbuild.config import load_config
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
 from deckbuild.media import CACHE_DIR, check_images
 from deckbuild.model import Card, MediaFile, Project, RenderedNote
+from deckbuild.notetypes.fields import check_declared_cards, check_guids
+from deckbuild.notetypes.load import load_notetypes
 from deckbuild.release.identity import check_identity
 from deckbuild.release.record import Clock, Record
 from deckbuild.sources import load_cards
@@ -51,22 +53,26 @@ def load_project(
     root: Path, cache: BuildCache | None = None, *, allow_identity_change: bool = False, releasing: bool = False
 ) -> tuple[Project | None, list[Problem]]:
     """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written but the cache."""
-    # Stage 1: the deck's configuration.
+    # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
+    declared, notetype_problems = load_notetypes(root)
+    problems += notetype_problems
     # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
     # (unchanged files come from the cache).
     cards, card_problems = load_cards(root, cache)
     problems += card_problems
     # Stage 3: checks across the deck (ids, references, text rules) and per-kind rules.
     problems += validate_cards(cards)
+    problems += check_declared_cards(root, cards, declared)
     problems += _check_diagrams(cards)
     _images, image_problems = check_images(root, cards)
     problems += image_problems
     if config is not None:  # namespace, deck name, previous ids and kinds against what shipped
+        problems += check_guids(config.namespace, cards)
         problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
     if config is None or has_errors(problems):
         return None, problems
-    return Project(root=root, config=config, cards=tuple(cards)), problems
+    return Project(root=root, config=config, cards=tuple(cards), declared=declared), problems
 
 
 def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
@@ -114,7 +120,7 @@ def build(
             uptodate.forget_state(root)
             state = _gather(project, progress, cache=cache, jobs=jobs)
             cache.commit()
-            _refuse_schema_change(state)
+            _refuse_schema_change(state, project)
             result = _write(project, state, state.record)
             summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
             uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
@@ -143,7 +149,7 @@ def release(
         state = _gather(project, progress)
         previous = state.snapshot
         current = {n.card_id: versioning.published(n) for n in state.rendered}
-        schemas = {key: nt.schema() for key, nt in NOTETYPES.items()}
+        schemas = {key: nt.schema() for key, nt in project.notetypes.items()}
         changes = identity.release_changes(root, project.config, versioning.compare(previous, current, schemas))
         needed = changes.needed_bump()
         where = Location("deck.yaml")
@@ -173,7 +179,7 @@ def release(
         clock = Clock()
         now = clock.now()
         notice = NOTETYPES["qa"].fields.index("Notice")
-        retired = {n.card_id: versioning.retire(n, version, notice) for n in changes.retired}
+        retired = {n.card_id: versioning.retire(n, version, notice if n.notetype in NOTETYPES else None) for n in changes.retired}
         if previous is not None:
             guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
             retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
@@ -241,7 +247,7 @@ def _gather(
     if cache is not None:
         take_memo()
         preload_memo(cache.markdown())
-    rendered = notes_stage.render_notes(project.config.namespace, project.cards, figures)
+    rendered = notes_stage.render_notes(project.config.namespace, project.cards, figures, project.declared)
     if cache is not None:
         cache.store_markdown(*take_memo())
     # Stage 6: what the last release shipped; its retired notes keep shipping.
@@ -255,16 +261,14 @@ def _gather(
     return _State(figures, rendered, retired, record, snapshot, clock or record_stage.Clock())
 
 
-def _refuse_schema_change(state: _State) -> None:
-    from deckbuild.apkg.notetypes import NOTETYPES
-
+def _refuse_schema_change(state: _State, project: Project) -> None:
     if state.snapshot is None:
         return
-    for key, notetype in NOTETYPES.items():
+    for key, notetype in project.notetypes.items():
         released = state.snapshot.schemas.get(key)
         if released is not None and released != notetype.schema() and not notetype.renames_in_place(released):
             raise LocatedError(
-                Location("deckbuild/apkg/notetypes.py"),
+                Location(notetype.source or "deckbuild/apkg/notetypes.py"),
                 "E501",
                 f"note type '{key}' changed its fields or templates since release {state.snapshot.version}; Anki would "
                 "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
@@ -274,9 +278,9 @@ def _refuse_schema_change(state: _State) -> None:
 
 def _write(project: Project, state: _State, record: Record, also: Sequence[tuple[Path, bytes]] = ()) -> BuildResult:
     """Package the gathered notes and write, all or nothing: also's files, the record, the package."""
-    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.apkg.package import write_package
     from deckbuild.fsutil import StagedWrites, remove_stale_temps
+    from deckbuild.notetypes.media import notes_media
     from deckbuild.release import identity, versioning
     from deckbuild.release import record as record_stage
     from deckbuild.render import markdown_html, plain
@@ -284,12 +288,17 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
     config = project.config
     # Stage 7: stamp each note with its mod from the record; the clock is read only for changes.
     notes = state.rendered + state.retired
-    hashes = {key: nt.content_hash() for key, nt in NOTETYPES.items()}
+    notetypes = project.notetypes
+    hashes = {key: nt.content_hash() for key, nt in notetypes.items()}
     stamped, notetype_mods, new_record = record_stage.stamp_notes(notes, hashes, record, state.clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in state.figures.values()])
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
     # Stage 8: package everything, then write: the record first (the package derives from it).
-    media = sorted({m.name: m for m, _ill in state.figures.values()}.values(), key=lambda m: m.name)
+    media_files = [m for m, _ill in state.figures.values()]
+    if project.declared:  # files their fields and templates name, under those names
+        declared_fields = [n.fields for n in notes if n.notetype in project.declared]
+        media_files += notes_media(project.root, declared_fields, project.declared)
+    media = sorted({m.name: m for m in media_files}.values(), key=lambda m: m.name)
     latest = versioning.description_changes(new_record.extra)
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
@@ -299,7 +308,7 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
         deck_name=config.name,
         deck_description=description,
         namespace=config.namespace,
-        notetypes=NOTETYPES,
+        notetypes=notetypes,
         notetype_mods=notetype_mods,
         notes=stamped,
         media=media,
@@ -326,7 +335,8 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
         raise LocatedError(
             Location(config.output), "E161", f"cannot write {where}: {exc.strerror or exc}; check the folder is writable"
         ) from None
-    cards = sum(_card_count(card) for card in project.cards) + len(state.retired)
+    cards = sum(_card_count(card) for card in project.cards if card.kind != "note") + len(state.retired)
+    cards += _declared_card_count(project, state.rendered)
     return BuildResult(out, len(stamped), cards, len(media), changed, written)
 
 
@@ -358,6 +368,21 @@ def _card_count(card: Card) -> int:
     if numbers is not None:
         return len(numbers(text))
     return len(set(re.findall(r"\{\{c(\d+)::", text)))
+
+
+def _declared_card_count(project: Project, rendered: Sequence[RenderedNote]) -> int:
+    """The cards of the declared note types' notes, by Anki's rule (as package.py writes them)."""
+    if not project.declared:
+        return 0
+    from deckbuild.notetypes import templates as tpl
+
+    fronts = {k: [tpl.parse(f).nodes for _n, f, _b in nt.templates] for k, nt in project.declared.items()}
+    total = 0
+    for note in rendered:
+        notetype = project.declared.get(note.notetype)
+        if notetype is not None:
+            total += len(tpl.card_ords(notetype.fields, note.fields, fronts[note.notetype], notetype.is_cloze))
+    return total
 
 
 def _check_diagrams(cards: list[Card]) -> list[Problem]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from deckbuild.errors import Location
 
-CardKind = Literal["qa", "formula", "fact"]
+if TYPE_CHECKING:
+    from deckbuild.apkg.notetypes import NoteType
+
+CardKind = Literal["qa", "formula", "fact", "note"]  # "note": a card of a declared note type
 DIFFICULTIES = ("easy", "medium", "hard")
 
 
@@ -69,7 +72,18 @@ class Card:
     missing_code: bool = False
     retired: bool = False
     previous_ids: tuple[str, ...] = ()  # ids the card had before (oldest first): its GUID follows the first
+    notetype: str = ""  # kind "note": the key of its declared note type (notetypes/<key>/)
+    note_fields: tuple[tuple[str, str, bool], ...] = ()  # kind "note": (field, text, text is HTML), as written
+    deck: str = ""  # its subdeck under the deck's name ("Verbs" = "<name>::Verbs"); "" = the deck itself
+    guid: str = ""  # an existing note's GUID to keep (adopt); overrides the derived one
     key_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)
+
+    def field_text(self, name: str) -> tuple[str, bool]:
+        """A declared note type field's source text and whether it is HTML ("", False when not given)."""
+        for field_name, text, is_html in self.note_fields:
+            if field_name == name:
+                return text, is_html
+        return "", False
 
     def where(self, key: str) -> Location:
         """The location of one key's value, falling back to the card's start."""
@@ -78,14 +92,22 @@ class Card:
 
 @dataclass(frozen=True)
 class Project:
-    """A loaded deck project: its config and every card, in source order."""
+    """A loaded deck project: its config, every card in source order, and its declared note types."""
 
     root: Path
     config: DeckConfig
     cards: tuple[Card, ...]
+    declared: Mapping[str, NoteType] = field(default_factory=dict)  # notetypes/<key>/, by key
 
     def by_id(self) -> dict[str, Card]:
         return {card.id: card for card in self.cards}
+
+    @property
+    def notetypes(self) -> dict[str, NoteType]:
+        """Every note type the deck ships: the two built-in ones, then the declared ones."""
+        from deckbuild.apkg.notetypes import NOTETYPES
+
+        return {**NOTETYPES, **self.declared}
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,7 @@ class RenderedNote:
     content_hash: str
     media: tuple[str, ...] = ()
     previous_ids: tuple[str, ...] = ()  # the card's earlier ids: its mod must pass theirs
+    deck: str = ""  # its subdeck under the deck's name; "" = the deck itself
 
 
 @dataclass(frozen=True)

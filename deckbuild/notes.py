@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from deckbuild.apkg import ids
-from deckbuild.apkg.notetypes import CLOZE, QA
+from deckbuild.apkg.notetypes import CLOZE, QA, NoteType
 from deckbuild.model import Card, MediaFile, RenderedNote
 from deckbuild.render import figure_html, markdown_html, memoized, plain, related_html
 
@@ -45,8 +45,10 @@ def render_notes(
     namespace: str,
     cards: Sequence[Card],
     figures: Mapping[str, tuple[MediaFile, bool]],
+    declared: Mapping[str, NoteType] | None = None,
 ) -> list[RenderedNote]:
-    """Render every card; `figures` maps card id -> (its image, whether values are illustrative)."""
+    """Render every card; `figures` maps card id -> (its image, whether values are illustrative);
+    `declared`: the project's own note types, for its cards of kind "note"."""
     by_id = {card.id: card for card in cards}
     duplicates_of: dict[str, list[str]] = {}
     for card in cards:
@@ -54,6 +56,11 @@ def render_notes(
             duplicates_of.setdefault(card.duplicate_of, []).append(card.id)
     notes = []
     for due, card in enumerate(cards):
+        if card.kind == "note":
+            from deckbuild.notetypes.fields import render_declared
+
+            notes.append(render_declared(card, (declared or {})[card.notetype], namespace, due))
+            continue
         difficulty, topics, source = effective(card, by_id)
         figure = ""
         media: tuple[str, ...] = ()
@@ -101,7 +108,7 @@ def render_notes(
         notes.append(
             RenderedNote(
                 card_id=card.id,
-                guid=ids.card_guid(namespace, card.id, card.previous_ids),
+                guid=card.guid or ids.card_guid(namespace, card.id, card.previous_ids),
                 notetype=notetype.key,
                 fields=fields,
                 tags=tags,
@@ -109,6 +116,7 @@ def render_notes(
                 content_hash=content_hash(notetype.key, fields, tags),
                 media=media,
                 previous_ids=card.previous_ids,
+                deck=card.deck,
             )
         )
     return notes

@@ -134,6 +134,11 @@ def _plain_fast(text: str) -> str | None:
     return "<p>" + html.escape(text, quote=False) + "</p>"
 
 
+def is_plain_text(text: str) -> bool:
+    """Whether the text (stripped) uses no Markdown syntax: Markdown would make it one paragraph of itself."""
+    return _plain_fast(text.strip()) is not None
+
+
 def _render(text: str, inline: bool) -> str:
     fast = _plain_fast(text.strip())
     if fast is None:

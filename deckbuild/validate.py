@@ -136,7 +136,7 @@ def _check_references(card: Card, by_id: dict[str, Card]) -> list[Problem]:
                         f"card '{card.id}': 'of' must name a question card; '{target}' is a {by_id[target].kind} card",
                     )
                 )
-    if card.kind != "qa":
+    if card.kind in ("formula", "fact"):
         if not card.of and not card.difficulty:
             problems.append(
                 Problem(card.location, "E105", f"card '{card.id}': give 'of' (the question it comes from) or 'difficulty'")

@@ -7,7 +7,7 @@ date" without importing YAML, Markdown or genanki.  This module must therefore s
 standard library only, no deckbuild stage imported.
 
 What the fingerprint covers (any change means a real build):
-- deck.yaml, every file under cards/ and media/ (names and content hashes),
+- deck.yaml, every file under cards/, media/ and notetypes/ (names and content hashes),
 - the code that turns them into a package: every source file of the deckbuild package,
   the interpreter version, and the installed genanki/markdown/yaml/chevron modules
   (path, size, mtime: an upgrade changes the HTML or the package),
@@ -109,7 +109,7 @@ def inputs_fingerprint(root: Path) -> str:
     digest.update(code_fingerprint().encode())
     config = root / "deck.yaml"
     digest.update(b"deck.yaml\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
-    for folder in ("cards", "media"):
+    for folder in ("cards", "media", "notetypes"):  # notetypes/: declared note types' yaml, templates, CSS
         for rel, content in _tree(root, folder):
             digest.update(f"{rel}\0{content}\n".encode())
     return digest.hexdigest()

@@ -44,6 +44,8 @@ class Known:
 
 def notetype_of(card: Card) -> str:
     """The note type key a card becomes (the same keys as apkg/notetypes.py)."""
+    if card.kind == "note":
+        return card.notetype
     return "qa" if card.kind == "qa" else "cloze"
 
 

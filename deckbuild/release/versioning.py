@@ -121,7 +121,7 @@ def front_text(note: RenderedNote) -> str:
     import html
     import re
 
-    text = re.sub(r"<[^>]+>", " ", note.fields[0] if note.notetype == "qa" else (note.fields[1] or note.fields[0]))
+    text = re.sub(r"<[^>]+>", " ", note.fields[1] or note.fields[0] if note.notetype == "cloze" else note.fields[0])
     text = re.sub(r"\{\{c\d+::(.*?)(::[^}]*)?\}\}", r"[\1]", text)
     return re.sub(r"\s+", " ", html.unescape(text)).strip()[:160]
 
@@ -130,17 +130,19 @@ def published(note: RenderedNote) -> PublishedNote:
     return PublishedNote(note.card_id, note.guid, note.notetype, note.fields, note.tags, front_text(note), note.content_hash)
 
 
-def retire(note: PublishedNote, version: str, notice_index: int) -> PublishedNote:
-    """The note as it keeps shipping after its card left the sources."""
+def retire(note: PublishedNote, version: str, notice_index: int | None) -> PublishedNote:
+    """The note as it keeps shipping after its card left the sources (a declared note type
+    has no Notice field, `notice_index` None: only the tag says so)."""
     from deckbuild.notes import content_hash
 
     if note.retired:
         return note
     fields = list(note.fields)
-    fields[notice_index] = plain(
-        f"Retired in version {version}: this card is no longer part of the deck. "
-        f"Suspend or delete it (search: tag:{RETIRED_TAG})."
-    )
+    if notice_index is not None:
+        fields[notice_index] = plain(
+            f"Retired in version {version}: this card is no longer part of the deck. "
+            f"Suspend or delete it (search: tag:{RETIRED_TAG})."
+        )
     tags = tuple(sorted({*note.tags, RETIRED_TAG}))
     return PublishedNote(
         note.card_id, note.guid, note.notetype, tuple(fields), tags, note.front, content_hash(note.notetype, fields, tags), True
