@@ -119,7 +119,12 @@ def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dic
     assert "7 notes, 4 note types, 1 media files" in result.stdout
     deck = yaml.safe_load((project / "deck.yaml").read_text())
     assert deck["name"] == "Lang" and deck["namespace"] == "lang" and deck["version"] == "1.0.0"
-    assert sorted(p.name for p in (project / "notetypes").iterdir()) == ["basic", "basic-and-reversed-card", "cloze", "vocab"]
+    assert sorted(p.name for p in (project / "notetypes").iterdir()) == [
+        "basic",
+        "basic-and-reversed-card",
+        "cloze-type",
+        "vocab",
+    ]
     vocab = yaml.safe_load((project / "notetypes/vocab/notetype.yaml").read_text())
     assert vocab["fields"] == ["Word", "Reading", "Meaning", "Extra"]
     assert [t["name"] for t in vocab["templates"]] == ["Recognition", "Reading"]
@@ -128,7 +133,7 @@ def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dic
         project / "notetypes/vocab" / vocab["templates"][1]["front"]
     ).read_text() == "{{#Reading}}{{Word}}: reading?{{/Reading}}"
     assert ".vocab { color: #226; }" in (project / "notetypes/vocab/style.css").read_text()
-    assert yaml.safe_load((project / "notetypes/cloze/notetype.yaml").read_text())["cloze"] is True
+    assert yaml.safe_load((project / "notetypes/cloze-type/notetype.yaml").read_text())["cloze"] is True
     assert sorted(p.name for p in (project / "cards").iterdir()) == ["main.yaml", "nouns.yaml", "verbs.yaml"]
     verbs = yaml.safe_load((project / "cards/verbs.yaml").read_text())
     assert verbs["deck"] == "Verbs"
@@ -166,6 +171,22 @@ def test_script_and_remote_loads_are_kept_as_html_and_named(packages: dict[str, 
     assert "# adopt: field 'Back' holds a <script> element; kept as HTML, which the build sanitizes" in text
     hostile = next(c for c in _cards(project / "cards/main.yaml") if c["id"] == "hostile")
     assert hostile["fields"]["Back"] == {"html": HOSTILE_FIELD}
+    assert "E264 warning: 1 HTML field(s) differ in the build from the source (sanitized)" in result.stderr
+    # The build sanitizes it: what reaches Anki has no script, handler or remote load.
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    with zipfile.ZipFile(next((project / "dist").glob("*.apkg"))) as archive:
+        (tmp_path / "built.anki2").write_bytes(archive.read("collection.anki2"))
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "built.anki2")
+    try:
+        back = db.execute("select flds from notes where guid = ?", (hostile["guid"],)).fetchone()[0].split("\x1f")[1]
+    finally:
+        db.close()
+    assert "<b>bold</b>" in back and '<img src="cat.png"' in back
+    for gone in ("<script", "alert", "onerror", "https://"):
+        assert gone not in back
 
 
 # --- hostile and broken sources: a clear located error, DIR's parent byte-identical -------------
@@ -394,8 +415,9 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
     col = Collection(str(tmp_path / "anki" / "collection.anki2"))
     try:
         log = import_package(col, package)
-        assert (len(log.new), len(log.updated), len(log.conflicting), len(log.duplicate)) == (0, 0, 0, 0)
-        assert len(log.found_notes) == 0 or len(log.found_notes) == len(notes_before)
+        # "duplicate": notes Anki already has and leaves as they are (re-importing Anki's own export says the same)
+        assert (len(log.new), len(log.updated), len(log.conflicting)) == (0, 0, 0)
+        assert len(log.duplicate) == log.found_notes == len(notes_before) == 6
         assert _scheduling(col) == before
         assert {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")} == notes_before
         assert not any(m["name"].endswith("+") for m in col.models.all())  # no duplicate note type
@@ -413,5 +435,29 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
         edited = [nid for nid in col.find_notes("") if col.get_note(nid).fields != notes_before[nid][0]]
         assert len(edited) == 1 and col.get_note(edited[0])["Meaning"] == "dog (the animal)"
         assert _scheduling(col) == before  # cards, their scheduling and the review log untouched
+    finally:
+        col.close()
+
+
+def test_anki_ids_adopt_keeps_reach_anki_negative_ones_too(tmp_path: Path) -> None:
+    """Anki's field and template ids are signed 64-bit: about half of them are negative."""
+    from ankiutil import import_package, new_collection
+    from conftest import copy_project
+
+    from deckbuild.build import build
+
+    project = copy_project("declared", tmp_path)
+    path = project / "notetypes/vocab/notetype.yaml"
+    ids = "id: 1796171666387\nfield_ids: {Word: -5085831497698186634, Reading: 9065372156383374031}\n"
+    path.write_text(path.read_text() + ids + "template_ids: {Recall: -6975490940140976572}\n")
+    result = build(project)
+    col = new_collection(tmp_path / "anki")
+    try:
+        import_package(col, result.path)
+        vocab = col.models.get(1796171666387)  # type: ignore[arg-type]
+        assert vocab is not None
+        fields = {f["name"]: f["id"] for f in vocab["flds"]}
+        assert fields["Word"] == -5085831497698186634 and fields["Reading"] == 9065372156383374031
+        assert {t["name"]: t["id"] for t in vocab["tmpls"]}["Recall"] == -6975490940140976572
     finally:
         col.close()

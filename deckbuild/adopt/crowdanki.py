@@ -113,6 +113,7 @@ def _notetype(model: dict[str, Any], where: Location) -> SourceNotetype:
         id=_int(model_id),
         field_ids=tuple(_int(f.get("id")) for f in fields),
         mod=None,
+        sort_field=_int(model.get("sortf")) or 0,
     )
 
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from deckbuild.adopt.mapping import Adopted, map_deck
 from deckbuild.adopt.model import SourceDeck
 from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem
-from deckbuild.render import markdown_html
 
 # CrowdAnki keeps no mods: an old mod lets an import skip the unchanged note in a
 # collection that has it, and any edit made later stamps the build time, which is newer.
@@ -29,7 +28,10 @@ NO_MOD = 1
 
 
 def _render(text: str) -> str:
-    return markdown_html(text, inline=True)
+    """The build's own rendering of a Markdown field of a declared note type."""
+    from deckbuild.notetypes.fields import render_field
+
+    return render_field(text, False)
 
 
 def finish(deck: SourceDeck, target: Path) -> Adopted:

@@ -21,9 +21,9 @@ from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import media_references
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
 from deckbuild.errors import Location, Problem
+from deckbuild.notetypes.load import RESERVED_KEYS
 from deckbuild.sources import TAG_PATTERN
 
-BUILT_IN_KINDS = ("qa", "formula", "fact")
 FIRST_VERSION = "1.0.0"
 MAX_ID = 48
 # What the build removes from an {html:} field (the spec's sanitizing rule), said aloud here.
@@ -205,7 +205,7 @@ def _notetype_keys(notetypes: Sequence[SourceNotetype]) -> dict[str, str]:
     taken: set[str] = set()
     for notetype in notetypes:
         base = slugify(notetype.name)
-        if base in BUILT_IN_KINDS:
+        if base in RESERVED_KEYS:
             base += "-type"
         key, n = base, 1
         while key in taken:
@@ -239,6 +239,8 @@ def _notetype_files(key: str, notetype: SourceNotetype) -> dict[str, bytes]:
         "templates": templates,
         "css": "style.css",
     }
+    if 0 < notetype.sort_field < len(notetype.fields):
+        data["sort_field"] = notetype.fields[notetype.sort_field]
     if notetype.id is not None:
         data["id"] = notetype.id
     field_ids = {n: i for n, i in zip(notetype.fields, notetype.field_ids, strict=False) if i is not None}

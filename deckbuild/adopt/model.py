@@ -29,6 +29,7 @@ class SourceNotetype:
     id: int | None = None
     field_ids: tuple[int | None, ...] = ()
     mod: int | None = None
+    sort_field: int = 0  # index of the field Anki's browser sorts by
 
 
 @dataclass(frozen=True)

@@ -221,6 +221,7 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
                 id=int(data["id"]),
                 field_ids=tuple(_int_or_none(f.get("id")) for f in data["flds"]),
                 mod=int(data["mod"]),
+                sort_field=int(data.get("sortf", 0) or 0),
             )
         )
     # A note's deck is that of its first card (Anki leaves an existing card where it is).

@@ -322,11 +322,20 @@ def _check_template(text: str, display: str, fields: list[str], is_cloze: bool, 
             )
 
 
-def _id_value(data: Mapping[str, Any], key: str, problems: list[Problem], where: Location | None = None) -> int:
+def _id_value(
+    data: Mapping[str, Any], key: str, problems: list[Problem], where: Location | None = None, *, signed: bool = False
+) -> int:
     value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _MAX_ID:
+    # Anki's field and template ids are random signed 64-bit numbers (about half negative).
+    low = -_MAX_ID - 1 if signed else 1
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _MAX_ID or value == 0:
         loc = where or data.value_locs[key]  # type: ignore[attr-defined]
-        problems.append(Problem(loc, "E210", f"'{key}': expected a positive whole number (an Anki id); got {value!r}"))
+        what = (
+            "a non-zero signed 64-bit whole number (an Anki field or template id)"
+            if signed
+            else "a positive whole number (an Anki id)"
+        )
+        problems.append(Problem(loc, "E210", f"'{key}': expected {what}; got {value!r}"))
         return 0
     return value
 
@@ -344,8 +353,8 @@ def _id_map(data: LocatedMap, key: str, names: list[str], problems: list[Problem
         if name not in names:
             problems.append(Problem(value.key_locs[name], "E210", f"'{key}': {name!r} is not one of {', '.join(names)}"))
             continue
-        number = _id_value(value, name, problems, value.value_locs[name])
-        if number in seen:
+        number = _id_value(value, name, problems, value.value_locs[name], signed=True)
+        if number and number in seen:
             problems.append(Problem(value.value_locs[name], "E210", f"'{key}': id {number} is given twice"))
         seen.add(number)
         if number:
