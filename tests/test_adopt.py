@@ -204,14 +204,22 @@ def _refused(source: Path, tmp_path: Path, code: str, *expected: str) -> str:
     parent.mkdir(exist_ok=True)
     (parent / "keep.txt").write_text("unchanged")
     before = tree(parent)
+    temps = _adopt_temps()
     result = deckbuild("adopt", str(source), str(parent / "deck"))
     assert result.returncode == 1, result.stdout + result.stderr
+    assert _adopt_temps() == temps  # the private collection and trial build are gone too
     assert f": {code} " in result.stderr, result.stderr
     for text in expected:
         assert text in result.stderr
     assert "Traceback" not in result.stderr
     assert tree(parent) == before
     return result.stderr
+
+
+def _adopt_temps() -> set[str]:
+    import tempfile
+
+    return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("deckbuild-adopt-")}
 
 
 def _legacy_members(packages: dict[str, Path]) -> dict[str, bytes]:
@@ -461,3 +469,30 @@ def test_anki_ids_adopt_keeps_reach_anki_negative_ones_too(tmp_path: Path) -> No
         assert {t["name"]: t["id"] for t in vocab["tmpls"]}["Recall"] == -6975490940140976572
     finally:
         col.close()
+
+
+def test_a_failure_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deckbuild.adopt import write
+
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    before = tree(parent)
+    renames: list[str] = []
+
+    def failing_rename(src: Any, dst: Any) -> None:
+        renames.append(str(dst))
+        if len(renames) == 3:
+            raise OSError(28, "No space left on device")
+        os.replace(src, dst)
+
+    monkeypatch.setattr(write.os, "rename", failing_rename)
+    files = {"deck.yaml": b"name: x\n", "cards/main.yaml": b"[]\n", "media/a.png": IMAGE, "notetypes/a/notetype.yaml": b"{}"}
+    with pytest.raises(OSError, match="No space left"):
+        write.write_project(parent / "deck", files)
+    assert len(renames) == 3 and tree(parent) == before
+    (parent / "empty").mkdir()
+    before = tree(parent)
+    renames.clear()
+    with pytest.raises(OSError):
+        write.write_project(parent / "empty", files)
+    assert tree(parent) == before  # an empty DIR that existed stays, empty
