@@ -52,12 +52,14 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     template["qfmt"] = "{{#Reading}}{{Word}}: reading?{{/Reading}}"
     template["afmt"] = "{{FrontSide}}<hr id=answer>{{Reading}}"
     models.add_template(vocab, template)
-    vocab["css"] += "\n.vocab { color: #226; }\n"
+    vocab["css"] += '\n.vocab { color: #226; }\n@font-face { font-family: v; src: url("_vocab.woff"); }\n'
     models.add(vocab)
     root = col.decks.id("Lang")
     verbs = col.decks.id("Lang::Verbs")
     nouns = col.decks.id("Lang::Nouns")
     (Path(col.media.dir()) / "cat.png").write_bytes(IMAGE)
+    (Path(col.media.dir()) / "_vocab.woff").write_bytes(b"wOFF" + bytes(64))
+    (Path(col.media.dir()) / "unused.png").write_bytes(IMAGE[::-1])
 
     def add(notetype: str, deck: int, fields: dict[str, str], tags: list[str]) -> None:
         note = col.new_note(models.by_name(notetype))
@@ -116,7 +118,7 @@ def adopt_into(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProces
 def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dict[str, Path], tmp_path: Path, kind: str) -> None:
     result, project = adopt_into(packages[kind], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "7 notes, 4 note types, 1 media files" in result.stdout
+    assert "7 notes, 4 note types, 2 media files" in result.stdout
     deck = yaml.safe_load((project / "deck.yaml").read_text())
     assert deck["name"] == "Lang" and deck["namespace"] == "lang" and deck["version"] == "1.0.0"
     assert sorted(p.name for p in (project / "notetypes").iterdir()) == [
@@ -145,7 +147,7 @@ def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dic
     nouns = yaml.safe_load((project / "cards/nouns.yaml").read_text())
     assert nouns["cards"][0]["tags"] == ["animal", "has::image"]
     assert (project / "media/cat.png").read_bytes() == IMAGE
-    assert sorted(p.name for p in (project / "media").iterdir()) == ["cat.png"]
+    assert sorted(p.name for p in (project / "media").iterdir()) == ["_vocab.woff", "cat.png"]  # not unused.png
     guids = [c["guid"] for f in (project / "cards").iterdir() for c in _cards(f)]
     from anki.collection import Collection
 

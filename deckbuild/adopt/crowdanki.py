@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype, SourceTemplate
-from deckbuild.adopt.names import media_references, unsafe_media_name
+from deckbuild.adopt.names import media_references, template_references, unsafe_media_name
 from deckbuild.errors import LocatedError, Location
 
 DECK_FILE = "deck.json"
@@ -57,6 +57,13 @@ def read_crowdanki(folder: Path) -> SourceDeck:
                     if total > MAX_MEDIA_BYTES:
                         raise LocatedError(where, "E253", f"the media files add up to more than {MAX_MEDIA_BYTES >> 20} MB")
                     media[name] = data_bytes
+    for notetype in notetypes.values():
+        for text in (notetype.css, *(t.front + t.back for t in notetype.templates)):
+            for name in template_references(text):
+                if unsafe_media_name(name) is None and name not in media:
+                    data_bytes = _media_file(folder / "media" / name, where)
+                    if data_bytes is not None:
+                        media[name] = data_bytes
     return SourceDeck(str(folder), tuple(notetypes.values()), tuple(notes), media)
 
 

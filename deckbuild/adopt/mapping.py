@@ -2,7 +2,7 @@
 
 deck.yaml, notetypes/<key>/ (notetype.yaml keeping Anki's ids, templates and CSS as
 files), cards/<deck>.yaml (one file per deck or subdeck, each note's GUID kept), and
-media/ with only the files the fields reference.  A field is written as Markdown only
+media/ with only the files the fields reference (and the `_` files templates or CSS use).  A field is written as Markdown only
 where rendering that Markdown gives back its HTML exactly (`exact_markdown`); otherwise
 as `{html: ...}`, which the build sanitizes.  Nothing here reads or writes files.
 """
@@ -143,6 +143,9 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
     for file, entries in by_file.items():
         relative = next((d for d, f in subdecks.items() if f == file), "")
         files[file] = _card_file_bytes(relative, entries)
+    for name in sorted(deck.media):
+        if name.startswith("_") and name not in referenced:  # a file the templates or CSS use
+            files[f"media/{name}"] = deck.media[name]
     for name in referenced:
         if name in deck.media:
             files[f"media/{name}"] = deck.media[name]

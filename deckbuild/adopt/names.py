@@ -29,6 +29,19 @@ def media_references(field_html: str) -> list[str]:
     return found
 
 
+_URL = re.compile(r"""url\(\s*["']?([^"')\s]+)["']?\s*\)""", re.IGNORECASE)
+
+
+def template_references(text: str) -> list[str]:
+    """The `_` media files a template or CSS names (Anki exports only those, for templates)."""
+    names = [name for name in media_references(text) if name.startswith("_")]
+    for match in _URL.finditer(text):
+        name = html.unescape(match.group(1))
+        if name.startswith("_") and name not in names:
+            names.append(name)
+    return names
+
+
 def unsafe_media_name(name: str) -> str | None:
     """Why a media name cannot be a file of media/ (a path, a device, ...); None if it can."""
     if not name or name in {".", ".."}:

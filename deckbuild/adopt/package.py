@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype, SourceTemplate
-from deckbuild.adopt.names import media_references, unsafe_media_name, unsafe_member_name
+from deckbuild.adopt.names import media_references, template_references, unsafe_media_name, unsafe_member_name
 from deckbuild.errors import LocatedError, Location
 
 MAX_MEMBERS = 200_000
@@ -240,6 +240,11 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
         notes.append(
             SourceNote(note.guid, str(note.mid), fields, tuple(note.tags), decks.get(nid, ""), int(note.mod), where_note)
         )
+    for notetype in notetypes:
+        for text in (notetype.css, *(t.front + t.back for t in notetype.templates)):
+            for name in template_references(text):
+                if unsafe_media_name(name) is None and (media_dir / name).is_file():
+                    media.setdefault(name, (media_dir / name).read_bytes())
     return SourceDeck(source, tuple(notetypes), tuple(notes), media)
 
 
