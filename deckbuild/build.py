@@ -184,7 +184,8 @@ def release(
             guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
             retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
         notes = {**current, **retired}
-        snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted({m.name for m, _i in state.figures.values()})), notes)
+        shipped_media = {m.name for m, _i in state.figures.values()} | {m.name for m in _declared_media(project, state.rendered)}
+        snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(shipped_media)), notes)
         release_info = {"version": version, "time": now, "summary": changes.summary()}
         # Everything the release writes is computed first -- the snapshot, deck.yaml with the
         # new version, the changelog, then the record and the package -- and written together
@@ -280,7 +281,6 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
     """Package the gathered notes and write, all or nothing: also's files, the record, the package."""
     from deckbuild.apkg.package import write_package
     from deckbuild.fsutil import StagedWrites, remove_stale_temps
-    from deckbuild.notetypes.media import notes_media
     from deckbuild.release import identity, versioning
     from deckbuild.release import record as record_stage
     from deckbuild.render import markdown_html, plain
@@ -294,10 +294,7 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
     new_record = identity.remember(new_record, config, [m for m, _ill in state.figures.values()])
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
     # Stage 8: package everything, then write: the record first (the package derives from it).
-    media_files = [m for m, _ill in state.figures.values()]
-    if project.declared:  # files their fields and templates name, under those names
-        declared_fields = [n.fields for n in notes if n.notetype in project.declared]
-        media_files += notes_media(project.root, declared_fields, project.declared)
+    media_files = [m for m, _ill in state.figures.values()] + _declared_media(project, notes)
     media = sorted({m.name: m for m in media_files}.values(), key=lambda m: m.name)
     latest = versioning.description_changes(new_record.extra)
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
@@ -368,6 +365,15 @@ def _card_count(card: Card) -> int:
     if numbers is not None:
         return len(numbers(text))
     return len(set(re.findall(r"\{\{c(\d+)::", text)))
+
+
+def _declared_media(project: Project, notes: Sequence[RenderedNote]) -> list[MediaFile]:
+    """Files the declared note types' notes and templates name, shipped under those names."""
+    if not project.declared:
+        return []
+    from deckbuild.notetypes.media import notes_media
+
+    return notes_media(project.root, [n.fields for n in notes if n.notetype in project.declared], project.declared)
 
 
 def _declared_card_count(project: Project, rendered: Sequence[RenderedNote]) -> int:

@@ -8,8 +8,10 @@ tests/projects/declared: a four-field note type with two templates, one conditio
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from conftest import copy_project
 
 from deckbuild.build import build, check, release
 from deckbuild.errors import DeckbuildError
+from deckbuild.incremental.uptodate import inputs_fingerprint
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import render_field
 from deckbuild.notetypes.sanitize import sanitize_html
@@ -154,9 +157,11 @@ def test_template_and_css_edits_update_the_note_type_in_place(declared: Path, tm
     try:
         import_package(col, build(declared).path)
         before = {m["name"]: m["id"] for m in col.models.all()}
+        fingerprint = inputs_fingerprint(declared)
         folder = declared / "notetypes" / "vocab"
         (folder / "style.css").write_text(".card { color: #123456; }\n", "utf-8")
         (folder / "front.html").write_text('<div class="word big">{{Word}}</div>\n', "utf-8")
+        assert inputs_fingerprint(declared) != fingerprint  # so `deckbuild build` is not "up to date"
         result = build(declared)
         assert result.changed_notes == 0
         log = import_package(col, result.path)
@@ -242,3 +247,13 @@ def test_html_fields_are_sanitized_and_plain_fields_round_trip() -> None:
     for plain in ("食べる", "to eat", "R&D < 3", "Paris {{c1::France}}"):
         assert render_field(plain, False) == plain.replace("&", "&amp;").replace("<", "&lt;")
     assert render_field("to **eat**", False) == "<p>to <strong>eat</strong></p>"
+
+
+def test_files_templates_name_ship_when_named_with_underscore(declared: Path) -> None:
+    """Anki copies only what fields name: a template's own file must start with '_' (and is packed)."""
+    (declared / "media" / "_kana-v1.woff2").write_bytes(b"wOF2 font")
+    css = declared / "notetypes" / "vocab" / "style.css"
+    css.write_text('@font-face { font-family: kana; src: url("_kana-v1.woff2"); }\n' + css.read_text("utf-8"), "utf-8")
+    with zipfile.ZipFile(build(declared).path) as package:
+        names = sorted(json.loads(package.read("media")).values())
+    assert names == ["_kana-v1.woff2", "miru.png", "taberu.mp3"]

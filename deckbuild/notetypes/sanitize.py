@@ -41,11 +41,15 @@ _URL_ATTRIBUTES = frozenset(
         "ping",
     }
 )
-_LOADING_ATTRIBUTES = frozenset({"src", "srcset", "poster", "background", "data", "lowsrc", "dynsrc", "xlink:href"})
+_LOADING_ATTRIBUTES = frozenset({"src", "srcset", "poster", "background", "data", "lowsrc", "dynsrc", "xlink:href", "ping"})
 _BAD_SCHEME = re.compile(r"^(javascript|vbscript|data|file|livescript):", re.IGNORECASE)
 _REMOTE = re.compile(r"^([a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
 _CSS_LOAD = re.compile(r"url\s*\(|expression\s*\(|@import|behavior\s*:|-moz-binding", re.IGNORECASE)
 _SPACE_OR_CONTROL = re.compile(r"[\x00-\x20\x7f]+")
+_PLAIN_TAG = re.compile(
+    r"""<[A-Za-z][A-Za-z0-9-]*(?:[ \t\n]+[A-Za-z_:][A-Za-z0-9_.:-]*(?:[ \t\n]*=[ \t\n]*(?:"[^"<]*"|'[^'<]*'|[^\s"'=<>`/]+))?)*[ \t\n]*/?>"""
+)
+"""A start tag in the plain form every parser (Python's, browsers') splits into the same attributes."""
 
 
 def _scheme_text(value: str) -> str:
@@ -109,8 +113,8 @@ class _Sanitizer(HTMLParser):
                 kept.append((name, value))
             else:
                 self.removed.append(why or f"attribute {name!r}")
-        if len(kept) == len(attrs):
-            self.out.append(raw)
+        if len(kept) == len(attrs) and _PLAIN_TAG.fullmatch(raw):
+            self.out.append(raw)  # a tag every HTML parser reads alike: kept byte for byte
             return
         parts = [tag] + [name if value is None else f'{name}="{html.escape(value)}"' for name, value in kept]
         self.out.append("<" + " ".join(parts) + ("/>" if closed else ">"))
