@@ -273,6 +273,23 @@ def test_a_member_larger_than_the_cap_is_refused_from_its_header(tmp_path: Path)
     _refused(source, tmp_path, "E253", "unpacks to 3072 MB")
 
 
+def test_a_bomb_whose_headers_claim_a_small_size_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    source = _zip(tmp_path / "liar.apkg", {**_legacy_members(packages), "1": bytes(40 << 20)})
+    with zipfile.ZipFile(source) as archive:
+        local = archive.getinfo("1").header_offset
+    data = bytearray(source.read_bytes())
+    # Both headers of member "1" say it unpacks to 100 bytes; it unpacks to 40 MB.
+    data[local + 22 : local + 26] = (100).to_bytes(4, "little")
+    central = 0
+    while (central := data.find(b"PK\x01\x02", central + 1)) >= 0:
+        if data[central + 28 : central + 30] == b"\x01\x00" and data[central + 46 : central + 47] == b"1":
+            data[central + 24 : central + 28] = (100).to_bytes(4, "little")
+    source.write_bytes(bytes(data))
+    with zipfile.ZipFile(source) as archive:
+        assert archive.getinfo("1").file_size == 100  # the lie is in place
+    _refused(source, tmp_path, "E251", "the package is damaged and cannot be unpacked")
+
+
 def test_a_corrupt_database_is_a_located_error(tmp_path: Path) -> None:
     garbage = b"SQLite format 3\x00" + os.urandom(4096)
     source = _zip(tmp_path / "corrupt.apkg", {"collection.anki2": garbage, "media": b"{}"})
