@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from deckbuild.errors import Location
-
-if TYPE_CHECKING:
-    from deckbuild.apkg.notetypes import NoteType
 
 CardKind = Literal["qa", "formula", "fact", "note"]  # "note": a card of a declared note type
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -78,13 +75,6 @@ class Card:
     guid: str = ""  # an existing note's GUID to keep (adopt); overrides the derived one
     key_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)
 
-    def field_text(self, name: str) -> tuple[str, bool]:
-        """A declared note type field's source text and whether it is HTML ("", False when not given)."""
-        for field_name, text, is_html in self.note_fields:
-            if field_name == name:
-                return text, is_html
-        return "", False
-
     def where(self, key: str) -> Location:
         """The location of one key's value, falling back to the card's start."""
         return self.key_locations.get(key, self.location)
@@ -92,22 +82,14 @@ class Card:
 
 @dataclass(frozen=True)
 class Project:
-    """A loaded deck project: its config, every card in source order, and its declared note types."""
+    """A loaded deck project: its config and every card, in source order."""
 
     root: Path
     config: DeckConfig
     cards: tuple[Card, ...]
-    declared: Mapping[str, NoteType] = field(default_factory=dict)  # notetypes/<key>/, by key
 
     def by_id(self) -> dict[str, Card]:
         return {card.id: card for card in self.cards}
-
-    @property
-    def notetypes(self) -> dict[str, NoteType]:
-        """Every note type the deck ships: the two built-in ones, then the declared ones."""
-        from deckbuild.apkg.notetypes import NOTETYPES
-
-        return {**NOTETYPES, **self.declared}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import pytest
 from ankiutil import import_package, new_collection
 from conftest import copy_project
 
-from deckbuild.build import build, check, release
+from deckbuild.commands import build, check, release
 from deckbuild.errors import DeckbuildError
 from deckbuild.incremental.uptodate import inputs_fingerprint
 from deckbuild.notetypes import templates as tpl
@@ -103,12 +103,10 @@ def test_card_rule_equals_anki_for_every_empty_field_combination(declared: Path,
     """Conditional and negated templates: for each note type, every pattern of empty fields."""
     result = build(declared)
     import_package(collection, result.path)
-    from deckbuild.build import load_project
+    from deckbuild.plan import plan
 
-    project, _problems = load_project(declared)
-    assert project is not None
-    for key, notetype in project.declared.items():
-        if notetype.is_cloze:
+    for key, notetype in plan(declared, "check").notetypes.items():
+        if notetype.is_cloze or not notetype.declared:
             continue
         anki_type = collection.models.by_name(notetype.anki_name)
         fronts = [tpl.parse(front).nodes for _name, front, _back in notetype.templates]
