@@ -471,7 +471,7 @@ def test_anki_ids_adopt_keeps_reach_anki_negative_ones_too(tmp_path: Path) -> No
     from ankiutil import import_package, new_collection
     from conftest import copy_project
 
-    from deckbuild.build import build
+    from deckbuild.commands import build
 
     project = copy_project("declared", tmp_path)
     path = project / "notetypes/vocab/notetype.yaml"

@@ -1,26 +1,29 @@
-"""The adopted project, built once by the pipeline itself, and the record that keeps each note's mod.
+"""The adopted project, planned once by the pipeline itself, and the record that keeps each note's mod.
 
 Anki updates a note on import only if the incoming mod is newer.  So the first build of an
 adopted project must stamp every note (and note type) with the mod it has in the source
-collection.  adopt builds the project in a private temp folder with the real pipeline,
-takes the build record it wrote (content hashes, identity, media: the pipeline's own
-hashing), and puts the source's mods into it; the first build in DIR then finds every
-hash unchanged and keeps those mods.  The same build checks the round trip: a field
-written as Markdown whose built HTML is not exactly the source's is written as HTML
-instead, and an HTML field the build changed (sanitized) is counted.
+collection.  adopt plans a build of the project in a private temp folder with the real
+pipeline (plan.py; nothing of the build is written), takes the build record that build
+would write (content hashes, identity, media: the pipeline's own hashing), and puts the
+source's mods into it; the first build in DIR then finds every hash unchanged and keeps
+those mods.  The same plan checks the round trip: a field written as Markdown whose
+built HTML is not exactly the source's is written as HTML instead, and an HTML field the
+build changes (sanitizes) is counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 import tempfile
-import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.adopt.mapping import Adopted, map_deck
 from deckbuild.adopt.model import SourceDeck
 from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem
+
+if TYPE_CHECKING:
+    from deckbuild.release.record import Record
 
 # CrowdAnki keeps no mods: an old mod lets an import skip the unchanged note in a
 # collection that has it, and any edit made later stamps the build time, which is newer.
@@ -36,11 +39,11 @@ def _render(text: str) -> str:
 
 def finish(deck: SourceDeck, target: Path) -> Adopted:
     """The project's files with deckbuild.lock, checked by a real build (E262 if it does not build)."""
-    from deckbuild.release.record import RECORD_FILE, Record, Stamp, load_record
+    from deckbuild.release.record import RECORD_FILE, Record, Stamp
 
     adopted = map_deck(deck, _render)
     with tempfile.TemporaryDirectory(prefix="deckbuild-adopt-build-") as tmp:
-        built = _build(adopted, Path(tmp) / "first", target)
+        built, record = _build(adopted, Path(tmp) / "first", target)
         # A Markdown field whose HTML is not the source's stays HTML (the round trip must be exact).
         force = {}
         for card in adopted.cards:
@@ -59,8 +62,7 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
         if force:
             adopted = map_deck(deck, _render, force)
             root = Path(tmp) / "second"
-            built = _build(adopted, root, target)
-        record = load_record(root)
+            built, record = _build(adopted, root, target)
         mods = {card.card_id: card.note.mod for card in adopted.cards}
         notes = {
             key: dataclasses.replace(stamp, mod=NO_MOD if mods.get(key) is None else int(mods[key] or 0))
@@ -68,9 +70,8 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
         }
         type_mods = {adopted.notetype_keys[nt.key]: nt.mod for nt in deck.notetypes}
         notetypes = {
-            key: Stamp(stamp.hash, NO_MOD if type_mods.get(key) is None else int(type_mods[key] or 0))
+            key: Stamp(stamp.hash, NO_MOD if type_mods[key] is None else int(type_mods[key] or 0)) if key in type_mods else stamp
             for key, stamp in record.notetypes.items()
-            if key in type_mods
         }
         changed = 0
         for card in adopted.cards:
@@ -95,16 +96,16 @@ def _notetype_fields(deck: SourceDeck, key: str) -> tuple[str, ...]:
     return next(nt.fields for nt in deck.notetypes if nt.key == key)
 
 
-def _build(adopted: Adopted, root: Path, target: Path) -> dict[str, tuple[str, ...]]:
-    """Build the project in `root`; each note's fields as built, by GUID."""
-    from deckbuild.build import build
+def _build(adopted: Adopted, root: Path, target: Path) -> tuple[dict[str, tuple[str, ...]], Record]:
+    """Plan a build of the project in `root` (nothing of it is written): each note's fields by GUID, and the record."""
+    from deckbuild.plan import plan
 
     for relative, data in adopted.files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     try:
-        result = build(root, jobs=1)
+        planned = plan(root, "build", jobs=1)
     except DeckbuildError as exc:
         problems = [f"{p.location}: {p.code} {p.message}" for p in exc.problems()] or [str(exc)]
         raise LocatedError(
@@ -112,10 +113,5 @@ def _build(adopted: Adopted, root: Path, target: Path) -> dict[str, tuple[str, .
             "E262",
             "the adopted project does not build, so nothing was written: " + "; ".join(problems[:20]),
         ) from None
-    with zipfile.ZipFile(result.path) as archive:
-        (root / "built.anki2").write_bytes(archive.read("collection.anki2"))
-    db = sqlite3.connect(root / "built.anki2")
-    try:
-        return {guid: tuple(flds.split("\x1f")) for guid, flds in db.execute("select guid, flds from notes")}
-    finally:
-        db.close()
+    assert planned.record is not None
+    return {stamped.note.guid: stamped.note.fields for stamped in planned.notes}, planned.record
