@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from ankiutil import import_package, new_collection
 from conftest import copy_project
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deckbuild.commands import build, check, release
 from deckbuild.errors import DeckbuildError
@@ -255,3 +257,63 @@ def test_files_templates_name_ship_when_named_with_underscore(declared: Path) ->
     with zipfile.ZipFile(build(declared).path) as package:
         names = sorted(json.loads(package.read("media")).values())
     assert names == ["_kana-v1.woff2", "miru.png", "taberu.mp3"]
+
+
+_PIECES = [
+    "<script>", "</script>", "<img", " src=", "x.png", "http://e/x", "javascript:", "java&#x09;script:", " onerror=",
+    "alert(1)", ">", "<", "\"", "'", "<!--", "-->", "--!>", "<style>", "<a", " href=", "<svg>", "<iframe", "</",
+    "/", " ", "=", "&lt;", "<![CDATA[", "]]>", "<b>", "text", "<div", " style=", "url(", "<p/", "\x00",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_sanitized_html_has_no_script_handlers_or_remote_loads(pieces: list[str]) -> None:
+    """Whatever goes in, the output read by a parser holds no script, event handler, javascript: or remote load."""
+    from html.parser import HTMLParser
+
+    from deckbuild.notetypes.sanitize import DROPPED_TAGS, DROPPED_WITH_CONTENT, unsafe_attribute
+
+    safe, _removed = sanitize_html("".join(pieces))
+    found: list[str] = []
+
+    class Reader(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in DROPPED_WITH_CONTENT or tag in DROPPED_TAGS:
+                found.append(tag)
+            found.extend(why for name, value in attrs if (why := unsafe_attribute(tag, name, value)))
+
+    reader = Reader(convert_charrefs=False)
+    reader.feed(safe)
+    reader.close()
+    assert not found, (safe, found)
+    assert sanitize_html(safe)[0] == safe  # sanitizing is idempotent: safe HTML comes out as it went in
+
+
+def test_ankis_own_stock_note_types_load_clean_and_get_ankis_cards(tmp_path: Path, collection: Any) -> None:
+    """Every stock note type of a new collection, written as notetypes/<key>/ (as adopt does), passes the checks."""
+    from deckbuild.notetypes.load import load_notetypes
+
+    for number, model in enumerate(collection.models.all()):
+        folder = tmp_path / "project" / "notetypes" / f"stock{number}"
+        folder.mkdir(parents=True)
+        templates = []
+        for index, template in enumerate(model["tmpls"]):
+            (folder / f"front{index}.html").write_text(template["qfmt"], "utf-8")
+            (folder / f"back{index}.html").write_text(template["afmt"], "utf-8")
+            templates.append({"name": template["name"], "front": f"front{index}.html", "back": f"back{index}.html"})
+        (folder / "style.css").write_text(model["css"], "utf-8")
+        spec = {"name": model["name"], "cloze": model["type"] == 1, "fields": [f["name"] for f in model["flds"]]}
+        spec |= {"templates": templates, "css": "style.css", "id": model["id"]}
+        (folder / "notetype.yaml").write_text(json.dumps(spec, ensure_ascii=False), "utf-8")
+    declared, problems = load_notetypes(tmp_path / "project")
+    assert problems == []
+    assert sorted(nt.anki_name for nt in declared.values()) == sorted(m["name"] for m in collection.models.all())
+    for notetype in declared.values():
+        if notetype.is_cloze:
+            continue
+        fronts = [tpl.parse(front).nodes for _name, front, _back in notetype.templates]
+        anki_type = collection.models.get(notetype.given_id)
+        for pattern in itertools.product(("", "x", "<br>"), repeat=len(notetype.fields)):
+            mine = tpl.card_ords(notetype.fields, pattern, fronts, is_cloze=False)
+            if mine:
+                assert mine == _anki_ords(collection, anki_type, list(pattern)), (notetype.anki_name, pattern)

@@ -293,6 +293,8 @@ def _check_template(text: str, display: str, fields: list[str], is_cloze: bool, 
             )
             continue
         shown = ":".join((*node.filters, node.key))
+        if not node.key and node.filters:  # {{tts-voices:}}: a filter of Anki's own, on no field
+            continue
         if node.key not in known and node.key not in tpl.SPECIAL_FIELDS:
             problems.append(
                 Problem(where, "E207", f"'{{{{{shown}}}}}' names no field of this note type; expected one of {', '.join(fields)}")
