@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from deckbuild.adopt.mapping import Adopted, map_deck
 from deckbuild.adopt.model import SourceDeck
+from deckbuild.adopt.names import escape_bare_ampersands
 from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
             wrong = {
                 name
                 for name, source, out in zip(names, card.note.fields, fields, strict=False)
-                if source and name not in card.html_fields and source != out
+                if source and name not in card.html_fields and escape_bare_ampersands(source) != out
             }
             if wrong:
                 force[card.card_id] = frozenset(wrong)
@@ -76,7 +77,11 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
         changed = 0
         for card in adopted.cards:
             fields = built.get(card.note.guid, ())
-            changed += sum(1 for source, out in zip(card.note.fields, fields, strict=False) if source and source != out)
+            changed += sum(
+                1
+                for source, out in zip(card.note.fields, fields, strict=False)
+                if source and escape_bare_ampersands(source) != out
+            )
     files = {**adopted.files, RECORD_FILE: Record(notes, notetypes, record.extra).to_bytes()}
     warnings = list(adopted.warnings)
     if changed:

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
-from deckbuild.adopt.names import media_references
+from deckbuild.adopt.names import escape_bare_ampersands, media_references
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
 from deckbuild.errors import Location, Problem
 from deckbuild.notetypes.load import RESERVED_KEYS
@@ -96,6 +96,7 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
     subdecks: dict[str, str] = {}
     cards: list[AdoptedCard] = []
     referenced: list[str] = []
+    ampersands = 0
     for note in deck.notes:
         notetype = by_key[note.notetype]
         card_id = _card_id(note, used_ids)
@@ -106,9 +107,12 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
         comments: list[str] = []
         html_fields: set[str] = set()
         forced = (force_html or {}).get(card_id, frozenset())
-        for name, value in zip(notetype.fields, note.fields, strict=False):
-            if not value:
+        for name, source in zip(notetype.fields, note.fields, strict=False):
+            if not source:
                 continue
+            value = escape_bare_ampersands(source)
+            if value != source:
+                ampersands += 1
             referenced += [m for m in media_references(value) if m not in referenced]
             markdown_text = None if name in forced else exact_markdown(value, render)
             if markdown_text is not None:
@@ -153,6 +157,15 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
             warnings.append(
                 Problem(where, "E263", f"media file {name!r} is referenced by a field but not in the source; left out", "warning")
             )
+    if ampersands:
+        warnings.append(
+            Problem(
+                where,
+                "E265",
+                f"{ampersands} field(s) hold a bare '&' before a letter (\"AT&T\"); written as '&amp;', which Anki shows alike",
+                "warning",
+            )
+        )
     files[".gitignore"] = b"dist/\n.deckbuild-cache/\n"
     return Adopted(files, cards, deck_name, keys, warnings)
 
