@@ -81,18 +81,6 @@ class Card:
 
 
 @dataclass(frozen=True)
-class Project:
-    """A loaded deck project: its config and every card, in source order."""
-
-    root: Path
-    config: DeckConfig
-    cards: tuple[Card, ...]
-
-    def by_id(self) -> dict[str, Card]:
-        return {card.id: card for card in self.cards}
-
-
-@dataclass(frozen=True)
 class MediaFile:
     """A file that goes into the package under a flat, unique name."""
 

@@ -55,7 +55,7 @@ class Output:
 class Facets:
     """What the preview shows about a note besides its fields."""
 
-    kind: str  # qa | formula | fact
+    kind: str  # its kind:: tag (formula, fact, or an author's own such as scenario); qa without one
     difficulty: str
     topics: tuple[str, ...]
     location: Location | None  # the card's place in cards/; None for a retired note (no source left)
@@ -101,9 +101,6 @@ class Plan:
         if self.config is None:
             return None
         return package_path(self.root, self.config)
-
-    def output(self, path: Path) -> Output | None:
-        return next((o for o in self.outputs if o.path == path), None)
 
 
 def package_path(root: Path, config: DeckConfig) -> Path:
@@ -230,6 +227,7 @@ def _plan(
     from deckbuild.release import versioning
 
     previous = versioning.latest_snapshot(root, record.extra)
+    _refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
         _refuse_schema_change(previous, notetypes)
     # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
@@ -264,7 +262,10 @@ def _plan(
     # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
     # at any moment: the release's files, then the record, then the package (which derives
     # from the record; a record newer than the package is repaired by the next build).
-    outputs = [Output(path, data, config.output, file_digest(path)) for path, data in (decision.files if decision else ())]
+    outputs = [
+        Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
+        for path, data in (decision.files if decision else ())
+    ]
     outputs.append(
         Output(
             root / record_stage.RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / record_stage.RECORD_FILE)
@@ -284,7 +285,7 @@ def _plan(
         problems=tuple(problems),
         figures=figures,
         notes=tuple(stamped),
-        facets=_facets(cards, retired),
+        facets=_facets(cards, stamped),
         record=new_record,
         release=decision,
         outputs=tuple(outputs),
@@ -323,6 +324,19 @@ def _refuse_schema_change(snapshot: Snapshot | None, notetypes: Mapping[str, Not
                 "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
                 "release that says so: deckbuild release --bump major --allow-schema-change",
             )
+
+
+def _refuse_missing_notetypes(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
+    """A released note type must stay declared: its notes keep shipping, retired ones too (E224)."""
+    if snapshot is None:
+        return
+    for key in sorted(set(snapshot.schemas) - set(notetypes)):
+        raise LocatedError(
+            Location(f"notetypes/{key}"),
+            "E224",
+            f"note type '{key}' shipped in release {snapshot.version} and its notes keep shipping (Anki never deletes "
+            f"them, and retired ones ship as they last did); restore notetypes/{key}/ (git checkout notetypes/{key})",
+        )
 
 
 def _render(
@@ -429,22 +443,17 @@ def _declared_card_count(rendered: Sequence[RenderedNote], declared: Mapping[str
     return total
 
 
-def _facets(cards: Sequence[Card], retired: Sequence[RenderedNote]) -> dict[str, Facets]:
-    """Kind, difficulty (inherited from the `of` card), topics and place of every note."""
-    from deckbuild.notes import effective
-
-    by_id = {card.id: card for card in cards}
+def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
+    """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
+    where = {card.id: card.location for card in cards}
     facets = {}
-    for card in cards:
-        difficulty, topics, _source = effective(card, by_id)
-        facets[card.id] = Facets(card.kind, difficulty, tuple(topics), card.location)
-    for note in retired:  # no source left: what its tags say
-        tags = note.tags
-        facets[note.card_id] = Facets(
+    for stamped in notes:
+        tags = stamped.note.tags
+        facets[stamped.note.card_id] = Facets(
             next((t.split("::", 1)[1] for t in tags if t.startswith("kind::")), "qa"),
             next((t.split("::", 1)[1] for t in tags if t.startswith("difficulty::")), ""),
             tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
-            None,
+            where.get(stamped.note.card_id),  # None for a retired note: no source left
         )
     return facets
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -244,7 +245,15 @@ def test_html_fields_are_sanitized_and_plain_fields_round_trip() -> None:
     )
     assert safe == '<img src="a.png"><a>l</a><img><div>d</div>'
     assert len(removed) == 6
-    for plain in ("食べる", "to eat", "R&D < 3", "Paris {{c1::France}}"):
+    for plain in (
+        "食べる",
+        "to eat",
+        "R&D < 3",
+        "Paris {{c1::France}}",
+        "東京は日本の首都です。",
+        "a — b → c",
+        "東京は{{c1::日本}}。",
+    ):
         assert render_field(plain, False) == plain.replace("&", "&amp;").replace("<", "&lt;")
     assert render_field("to **eat**", False) == "<p>to <strong>eat</strong></p>"
 
@@ -317,3 +326,13 @@ def test_ankis_own_stock_note_types_load_clean_and_get_ankis_cards(tmp_path: Pat
             mine = tpl.card_ords(notetype.fields, pattern, fronts, is_cloze=False)
             if mine:
                 assert mine == _anki_ords(collection, anki_type, list(pattern)), (notetype.anki_name, pattern)
+
+
+def test_a_released_note_type_cannot_leave_the_project(declared: Path) -> None:
+    release(declared)
+    shutil.rmtree(declared / "notetypes" / "absent")
+    clozes = declared / "cards" / "clozes.yaml"
+    clozes.write_text(clozes.read_text("utf-8").split("- id: silent-word")[0], "utf-8")
+    with pytest.raises(DeckbuildError) as refused:
+        build(declared)
+    assert [(p.code, str(p.location)) for p in refused.value.problems()] == [("E224", "notetypes/absent")]

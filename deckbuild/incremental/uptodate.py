@@ -131,11 +131,9 @@ def save_state(root: Path, inputs: str, out_path: Path, record_file: str, summar
         "summary": summary,
         "warnings": warnings,
     }
-    folder = root / CACHE_DIR
-    folder.mkdir(exist_ok=True)
-    tmp = folder / f".{STATE_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / STATE_FILE)
+    from deckbuild.fsutil import atomic_write_bytes
+
+    atomic_write_bytes(root / CACHE_DIR / STATE_FILE, json.dumps(state, sort_keys=True).encode())
 
 
 def forget_state(root: Path) -> None:

@@ -98,20 +98,25 @@ def check_deck(value: object, where: Location, card_id: str | None, problems: li
 
 def render_field(text: str, is_html: bool) -> str:
     """One field's HTML: sanitized HTML, or Markdown (plain text stays itself, escaped, unwrapped)."""
-    from deckbuild.render import is_plain_text, markdown_html, memoized
+    from deckbuild.render import is_plain_text, markdown_html, memoized, plain
 
     if is_html:
         return sanitize_html(text)[0]
     stripped = text.strip()
     if not stripped:
         return ""
+    as_text = html.escape(stripped, quote=False)
     if is_plain_text(stripped):
-        return html.escape(stripped, quote=False)
+        return as_text
     if CLOZE_SYNTAX.search(stripped):  # only in cloze fields (E215): deletions kept, Markdown around them
         from deckbuild import cloze
 
-        return memoized("declared-cloze", stripped, lambda t: cloze.render_fact(t, markdown_html))
-    return markdown_html(stripped)
+        rendered = memoized("declared-cloze", stripped, lambda t: cloze.render_fact(t, markdown_html))
+        return as_text if rendered == f"<p>{as_text}</p>" else rendered
+    rendered = markdown_html(stripped)
+    # Markdown found no syntax (Japanese punctuation, dashes, arrows ... are beyond the fast
+    # check): the text is exactly itself, unwrapped, like any plain text.
+    return as_text if rendered == f"<p>{plain(stripped)}</p>" else rendered
 
 
 def field_values(card: Card, notetype: NoteType) -> tuple[str, ...]:

@@ -7,9 +7,7 @@ collected: a project with a broken note type reports all of them and builds noth
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem
@@ -61,6 +59,15 @@ def load_notetypes(root: Path) -> tuple[dict[str, NoteType], list[Problem]]:
             why = "is a built-in kind" if key in RESERVED_KEYS else "is not lower-case letters, digits, '.', '_', '-'"
             problems.append(
                 Problem(Location(f"{NOTETYPES_DIR}/{key}"), "E200", f"note type folder '{key}' {why}; rename the folder")
+            )
+            continue
+        if not folder.resolve().is_relative_to(root.resolve()):
+            problems.append(
+                Problem(
+                    Location(f"{NOTETYPES_DIR}/{key}"),
+                    "E200",
+                    f"note type folder '{key}' is a link to a folder outside the project",
+                )
             )
             continue
         if not (folder / NOTETYPE_FILE).is_file():
@@ -324,20 +331,21 @@ def _check_template(text: str, display: str, fields: list[str], is_cloze: bool, 
             )
 
 
-def _id_value(
-    data: Mapping[str, Any], key: str, problems: list[Problem], where: Location | None = None, *, signed: bool = False
-) -> int:
+def _id_value(data: LocatedMap, key: str, problems: list[Problem], *, signed: bool = False) -> int:
+    """An Anki id given in notetype.yaml (a positive 64-bit integer); 0 after reporting a bad one.
+
+    `signed`: a field or template id, which Anki draws at random from all signed 64-bit
+    numbers (about half of them are negative); any but 0.
+    """
     value = data[key]
-    # Anki's field and template ids are random signed 64-bit numbers (about half negative).
     low = -_MAX_ID - 1 if signed else 1
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _MAX_ID or value == 0:
-        loc = where or data.value_locs[key]  # type: ignore[attr-defined]
         what = (
             "a non-zero signed 64-bit whole number (an Anki field or template id)"
             if signed
             else "a positive whole number (an Anki id)"
         )
-        problems.append(Problem(loc, "E210", f"'{key}': expected {what}; got {value!r}"))
+        problems.append(Problem(data.value_locs[key], "E210", f"'{key}': expected {what}; got {value!r}"))
         return 0
     return value
 
@@ -355,7 +363,7 @@ def _id_map(data: LocatedMap, key: str, names: list[str], problems: list[Problem
         if name not in names:
             problems.append(Problem(value.key_locs[name], "E210", f"'{key}': {name!r} is not one of {', '.join(names)}"))
             continue
-        number = _id_value(value, name, problems, value.value_locs[name], signed=True)
+        number = _id_value(value, name, problems, signed=True)
         if number and number in seen:
             problems.append(Problem(value.value_locs[name], "E210", f"'{key}': id {number} is given twice"))
         seen.add(number)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.fsutil import atomic_write_bytes
 from deckbuild.model import RenderedNote
 from deckbuild.render import plain
 
@@ -253,10 +252,6 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
             f"`tag:{RETIRED_TAG}` to find them, then suspend or delete them.",
         ]
     return "\n".join(lines) + "\n"
-
-
-def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
-    atomic_write_bytes(root / CHANGELOG, changelog_with(root, entry, deck_name))
 
 
 def changelog_with(root: Path, entry: str, deck_name: str) -> bytes:
