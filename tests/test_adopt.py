@@ -100,12 +100,18 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("adopt-source")
     col = make_collection(folder / "anki", hostile=True)
     try:
-        return {
+        packages = {
             "legacy": export(col, folder / "legacy.apkg", legacy=True),
             "current": export(col, folder / "current.apkg", legacy=False),
         }
     finally:
         col.close()
+    # Anki 2.0's form: the collection as collection.anki2 (no collection.anki21 beside it).
+    with zipfile.ZipFile(packages["legacy"]) as archive:
+        members = {name: archive.read(name) for name in archive.namelist() if name not in {"collection.anki2", "meta"}}
+    members["collection.anki2"] = members.pop("collection.anki21")
+    packages["anki2"] = _zip(folder / "anki2.apkg", members)
+    return packages
 
 
 def adopt_into(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
@@ -114,7 +120,7 @@ def adopt_into(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProces
     return deckbuild("adopt", str(source), str(target)), target
 
 
-@pytest.mark.parametrize("kind", ["legacy", "current"])
+@pytest.mark.parametrize("kind", ["legacy", "current", "anki2"])
 def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dict[str, Path], tmp_path: Path, kind: str) -> None:
     result, project = adopt_into(packages[kind], tmp_path)
     assert result.returncode == 0, result.stderr
@@ -391,6 +397,10 @@ def test_broken_crowdanki_folders_are_refused(tmp_path: Path) -> None:
     (source / "media" / "japan.png").symlink_to("/etc/passwd")
     _refused(source, tmp_path, "E257", "media/japan.png is not a regular file")
     deck = json.loads((source / "deck.json").read_text())
+    deck["notes"][0]["fields"].append("one too many")
+    (source / "deck.json").write_text(json.dumps(deck))
+    _refused(source, tmp_path, "E256", "its note model has 3 fields; the note gives 4")
+    deck["notes"][0]["fields"].pop()
     deck["children"][0]["notes"][0]["fields"][2] = '<img src="../../../etc/passwd">'
     (source / "deck.json").write_text(json.dumps(deck))
     _refused(source, tmp_path, "E257", "its name is a path")

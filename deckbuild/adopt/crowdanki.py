@@ -90,6 +90,11 @@ def _walk(
         if model_key not in notetypes:
             raise LocatedError(where, "E256", f"note {guid!r} names note model {model_key!r}, which deck.json does not define")
         fields = tuple(_text(f, "a field", where) for f in _list(note.get("fields"), "fields", where))
+        expected = len(notetypes[model_key].fields)
+        if len(fields) != expected:
+            raise LocatedError(
+                where, "E256", f"note {guid!r}: its note model has {expected} fields; the note gives {len(fields)}"
+            )
         tags = tuple(_text(t, "a tag", where) for t in _list(note.get("tags", []), "tags", where))
         notes.append(SourceNote(guid, model_key, fields, tags, full, None, f"deck {full!r} note {index + 1} (guid {guid})"))
     for child in _list(deck.get("children", []), "children", where):
