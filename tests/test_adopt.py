@@ -76,6 +76,12 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     add("Vocab", verbs, {"Word": "neko", "Meaning": "cat", "Extra": "a small animal"}, ["jlpt::n5"])
     if hostile:
         add("Basic", root, {"Front": "Hostile", "Back": HOSTILE_FIELD}, [])
+        # Notes Anki keeps as they are but deckbuild's checks would refuse as written.
+        add("Basic", root, {"Front": "Literal cloze", "Back": "{{c1::shown as typed}}"}, [])
+        add("Cloze", root, {"Text": "gap {{c1::a}} {{c3::b}}", "Back Extra": "extra {{c2::c}}"}, [])
+        add("Cloze", root, {"Text": "dollar math $z$ and {{c1::y}}", "Back Extra": ""}, [])
+        add("Basic", root, {"Front": "", "Back": "a note whose front is empty: Anki made no card"}, [])
+        add("Basic", root, {"Front": "AT&T", "Back": "a bare ampersand"}, [])
     for card_id in sorted(col.find_cards(""))[:4]:
         card = col.get_card(card_id)
         card.start_timer()
@@ -124,7 +130,7 @@ def adopt_into(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProces
 def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dict[str, Path], tmp_path: Path, kind: str) -> None:
     result, project = adopt_into(packages[kind], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "7 notes, 4 note types, 2 media files" in result.stdout
+    assert "11 notes, 4 note types, 2 media files" in result.stdout
     deck = yaml.safe_load((project / "deck.yaml").read_text())
     assert deck["name"] == "Lang" and deck["namespace"] == "lang" and deck["version"] == "1.0.0"
     assert sorted(p.name for p in (project / "notetypes").iterdir()) == [
@@ -159,9 +165,20 @@ def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dic
 
     col = Collection(str(packages[kind].parent / "anki" / "collection.anki2"))
     try:
-        assert sorted(guids) == sorted(col.get_note(n).guid for n in col.find_notes(""))
+        # every note but the one whose front is empty (Anki's template rule makes no card of it; Anki
+        # gave it a blank card anyway)
+        notes = [col.get_note(n) for n in col.find_notes("")]
+        kept = [note for note in notes if note.fields[0] or note.note_type()["name"] != "Basic"]
+        assert sorted(guids) == sorted(note.guid for note in kept) and len(kept) == 11
     finally:
         col.close()
+    assert ": E267 warning: note " in result.stderr and "Anki makes no card of it" in result.stderr
+    assert "E266 warning: 2 field(s) hold cloze syntax" in result.stderr
+    assert "E265 warning: 1 field(s) hold a bare '&'" in result.stderr
+    main = {c["id"]: c for c in _cards(project / "cards/main.yaml")}
+    assert main["literal-cloze"]["fields"]["Back"] == {"html": "&#123;&#123;c1::shown as typed&#125;&#125;"}
+    assert main["gap-a-b"]["fields"]["Text"] == {"html": "gap {{c1::a}} {{c3::b}}"}  # Markdown would be refused (E404)
+    assert main["at-t"]["fields"]["Front"] == "AT&T"  # Markdown: renders AT&amp;T
 
 
 def _cards(path: Path) -> list[dict[str, Any]]:
@@ -433,14 +450,14 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
     from anki.collection import Collection
     from ankiutil import import_package
 
-    col = make_collection(tmp_path / "anki")
+    col = make_collection(tmp_path / "anki", hostile=True)
     try:
         source = export(col, tmp_path / "deck.apkg", legacy=legacy)
         before = _scheduling(col)
         notes_before = {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")}
     finally:
         col.close()
-    assert before[1] == 4
+    assert before[1] == 4  # four cards reviewed
     project = tmp_path / "project"
     result = deckbuild("adopt", str(source), str(project))
     assert result.returncode == 0, result.stderr
@@ -454,7 +471,8 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
         log = import_package(col, package)
         # "duplicate": notes Anki already has and leaves as they are (re-importing Anki's own export says the same)
         assert (len(log.new), len(log.updated), len(log.conflicting)) == (0, 0, 0)
-        assert len(log.duplicate) == log.found_notes == len(notes_before) == 6
+        # every note but the one Anki made no card of (adopt leaves it out, E267)
+        assert len(log.duplicate) == log.found_notes == len(notes_before) - 1 == 11
         assert _scheduling(col) == before
         assert {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")} == notes_before
         assert not any(m["name"].endswith("+") for m in col.models.all())  # no duplicate note type

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from deckbuild.adopt.mapping import Adopted, map_deck
 from deckbuild.adopt.model import SourceDeck
-from deckbuild.adopt.names import escape_bare_ampersands
 from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem
 
 if TYPE_CHECKING:
@@ -29,6 +28,15 @@ if TYPE_CHECKING:
 # CrowdAnki keeps no mods: an old mod lets an import skip the unchanged note in a
 # collection that has it, and any edit made later stamps the build time, which is newer.
 NO_MOD = 1
+
+
+def _markdown_ok(text: str) -> bool:
+    """Whether the build's checks take `text` as a Markdown field (cloze and math rules)."""
+    from deckbuild import cloze
+    from deckbuild.notetypes.fields import CLOZE_SYNTAX
+
+    checks = cloze.validate_fact(text) if CLOZE_SYNTAX.search(text) else (cloze.math_problems(text) if "\\" in text else [])
+    return not checks
 
 
 def _render(text: str) -> str:
@@ -42,7 +50,7 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
     """The project's files with deckbuild.lock, checked by a real build (E262 if it does not build)."""
     from deckbuild.release.record import RECORD_FILE, Record, Stamp
 
-    adopted = map_deck(deck, _render)
+    adopted = map_deck(deck, _render, accept=_markdown_ok)
     with tempfile.TemporaryDirectory(prefix="deckbuild-adopt-build-") as tmp:
         built, record = _build(adopted, Path(tmp) / "first", target)
         # A Markdown field whose HTML is not the source's stays HTML (the round trip must be exact).
@@ -54,14 +62,14 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
             names = _notetype_fields(deck, card.note.notetype)
             wrong = {
                 name
-                for name, source, out in zip(names, card.note.fields, fields, strict=False)
-                if source and name not in card.html_fields and escape_bare_ampersands(source) != out
+                for name, value, out in zip(names, card.values, fields, strict=False)
+                if value and name not in card.html_fields and value != out
             }
             if wrong:
                 force[card.card_id] = frozenset(wrong)
         root = Path(tmp) / "first"
         if force:
-            adopted = map_deck(deck, _render, force)
+            adopted = map_deck(deck, _render, force, _markdown_ok)
             root = Path(tmp) / "second"
             built, record = _build(adopted, root, target)
         mods = {card.card_id: card.note.mod for card in adopted.cards}
@@ -77,11 +85,7 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
         changed = 0
         for card in adopted.cards:
             fields = built.get(card.note.guid, ())
-            changed += sum(
-                1
-                for source, out in zip(card.note.fields, fields, strict=False)
-                if source and escape_bare_ampersands(source) != out
-            )
+            changed += sum(1 for value, out in zip(card.values, fields, strict=False) if value and value != out)
     files = {**adopted.files, RECORD_FILE: Record(notes, notetypes, record.extra).to_bytes()}
     warnings = list(adopted.warnings)
     if changed:

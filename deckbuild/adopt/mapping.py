@@ -21,6 +21,8 @@ from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import escape_bare_ampersands, media_references
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
 from deckbuild.errors import Location, Problem
+from deckbuild.notetypes import templates as tpl
+from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
 from deckbuild.sources import TAG_PATTERN
 
@@ -46,6 +48,7 @@ class AdoptedCard:
     notetype: str  # the note type's key in notetypes/
     file: str
     html_fields: frozenset[str]
+    values: tuple[str, ...]  # the HTML the build must give each field (the source's, normalized as adopt writes it)
 
 
 @dataclass
@@ -59,21 +62,28 @@ class Adopted:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def exact_markdown(field_html: str, render: Renderer) -> str | None:
+def exact_markdown(field_html: str, render: Renderer, accept: Callable[[str], bool] | None = None) -> str | None:
     """Markdown text whose rendering is exactly `field_html`, or None (then it stays HTML).
 
-    Only text without tags is tried: its Markdown is the text itself, unescaped.
+    Only text without tags is tried: its Markdown is the text itself, unescaped.  `accept`
+    may refuse a text the build's checks would refuse (a cloze or math rule).
     """
     if not field_html or "<" in field_html or "\n" in field_html or field_html != field_html.strip():
         return None
     text = html.unescape(field_html)
     try:
-        return text if render(text) == field_html else None
+        exact = render(text) == field_html and (accept is None or accept(text))
     except Exception:  # a text the renderer cannot take stays HTML
         return None
+    return text if exact else None
 
 
-def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozenset[str]] | None = None) -> Adopted:
+def map_deck(
+    deck: SourceDeck,
+    render: Renderer,
+    force_html: Mapping[str, frozenset[str]] | None = None,
+    accept: Callable[[str], bool] | None = None,
+) -> Adopted:
     """The project for `deck`; `force_html` (card id -> field names) keeps more fields as HTML."""
     where = Location(deck.source)
     warnings: list[Problem] = []
@@ -97,8 +107,31 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
     cards: list[AdoptedCard] = []
     referenced: list[str] = []
     ampersands = 0
+    shapes = {nt.key: _shape(nt) for nt in deck.notetypes}
+    literal_clozes = 0
     for note in deck.notes:
         notetype = by_key[note.notetype]
+        fronts, cloze_shown = shapes[notetype.key]
+        # Cloze syntax where Anki shows it as text (a Basic field, a cloze type's Back Extra):
+        # written with its braces as entities, which Anki shows alike.
+        values_html = []
+        for name, source in zip(notetype.fields, note.fields, strict=False):
+            value = escape_bare_ampersands(source)
+            if CLOZE_SYNTAX.search(value) and name not in cloze_shown:
+                value = value.replace("{", "&#123;").replace("}", "&#125;")
+                literal_clozes += 1
+            values_html.append(value)
+        if not tpl.card_ords(notetype.fields, values_html, fronts, notetype.cloze):
+            warnings.append(
+                Problem(
+                    where,
+                    "E267",
+                    f"{note.where}: Anki makes no card of it (every front is empty with its fields, or a cloze note without "
+                    "a deletion); left out of the project (it stays in the collections that have it)",
+                    "warning",
+                )
+            )
+            continue
         card_id = _card_id(note, used_ids)
         relative = _relative_deck(note.deck, deck_name)
         file = _card_file(relative, subdecks)
@@ -107,14 +140,13 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
         comments: list[str] = []
         html_fields: set[str] = set()
         forced = (force_html or {}).get(card_id, frozenset())
-        for name, source in zip(notetype.fields, note.fields, strict=False):
+        for name, source, value in zip(notetype.fields, note.fields, values_html, strict=False):
             if not source:
                 continue
-            value = escape_bare_ampersands(source)
-            if value != source:
+            if escape_bare_ampersands(source) != source:
                 ampersands += 1
             referenced += [m for m in media_references(value) if m not in referenced]
-            markdown_text = None if name in forced else exact_markdown(value, render)
+            markdown_text = None if name in forced or "&#123;" in value else exact_markdown(value, render, accept)
             if markdown_text is not None:
                 values[name] = markdown_text
                 continue
@@ -143,7 +175,7 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
         if tags:
             entry["tags"] = tags
         by_file.setdefault(file, []).append((card_id, entry, comments))
-        cards.append(AdoptedCard(card_id, note, keys[notetype.key], file, frozenset(html_fields)))
+        cards.append(AdoptedCard(card_id, note, keys[notetype.key], file, frozenset(html_fields), tuple(values_html)))
     for file, entries in by_file.items():
         relative = next((d for d, f in subdecks.items() if f == file), "")
         files[file] = _card_file_bytes(relative, entries)
@@ -157,6 +189,16 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
             warnings.append(
                 Problem(where, "E263", f"media file {name!r} is referenced by a field but not in the source; left out", "warning")
             )
+    if literal_clozes:
+        warnings.append(
+            Problem(
+                where,
+                "E266",
+                f"{literal_clozes} field(s) hold cloze syntax {{{{c1::...}}}} where Anki shows it as text (not a field a "
+                "cloze type's front shows through {{cloze:...}}); its braces are written &#123; &#125;, which Anki shows alike",
+                "warning",
+            )
+        )
     if ampersands:
         warnings.append(
             Problem(
@@ -168,6 +210,13 @@ def map_deck(deck: SourceDeck, render: Renderer, force_html: Mapping[str, frozen
         )
     files[".gitignore"] = b"dist/\n.deckbuild-cache/\n"
     return Adopted(files, cards, deck_name, keys, warnings)
+
+
+def _shape(notetype: SourceNotetype) -> tuple[list[list[tpl.Node]], frozenset[str]]:
+    """The note type's parsed fronts and the fields a cloze type shows through {{cloze:...}}."""
+    fronts = [tpl.parse(t.front).nodes for t in notetype.templates]
+    shown = frozenset(tpl.cloze_fields(fronts[0])) if notetype.cloze and fronts else frozenset()
+    return fronts, shown
 
 
 def _common_deck(notes: Sequence[SourceNote]) -> str:
