@@ -189,6 +189,8 @@ def _cards(path: Path) -> list[dict[str, Any]]:
 def test_script_and_remote_loads_are_kept_as_html_and_named(packages: dict[str, Path], tmp_path: Path) -> None:
     result, project = adopt_into(packages["current"], tmp_path)
     assert result.returncode == 0, result.stderr
+    again = deckbuild("adopt", str(packages["current"]), str(tmp_path / "again"))
+    assert again.returncode == 0 and tree(tmp_path / "again") == tree(project)  # same source, same bytes
     assert "E260 warning:" in result.stderr
     for what in ("a <script> element", "an event handler (onerror=)", "a remote load (https://)"):
         assert what in result.stderr

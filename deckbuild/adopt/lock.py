@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 # CrowdAnki keeps no mods: an old mod lets an import skip the unchanged note in a
 # collection that has it, and any edit made later stamps the build time, which is newer.
+# Anki's stock note types have mod 0: kept as 0.
 NO_MOD = 1
 
 
@@ -73,15 +74,11 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
             root = Path(tmp) / "second"
             built, record = _build(adopted, root, target)
         mods = {card.card_id: card.note.mod for card in adopted.cards}
-        notes = {
-            key: dataclasses.replace(stamp, mod=NO_MOD if mods.get(key) is None else int(mods[key] or 0))
-            for key, stamp in record.notes.items()
-        }
+        notes = {key: dataclasses.replace(stamp, mod=_mod(mods.get(key))) for key, stamp in record.notes.items()}
+        # The built-in note types no adopted note uses get a fixed old mod too, so the same
+        # source always gives the same project (the build's clock would stamp them "now").
         type_mods = {adopted.notetype_keys[nt.key]: nt.mod for nt in deck.notetypes}
-        notetypes = {
-            key: Stamp(stamp.hash, NO_MOD if type_mods[key] is None else int(type_mods[key] or 0)) if key in type_mods else stamp
-            for key, stamp in record.notetypes.items()
-        }
+        notetypes = {key: Stamp(stamp.hash, _mod(type_mods.get(key))) for key, stamp in record.notetypes.items()}
         changed = 0
         for card in adopted.cards:
             fields = built.get(card.note.guid, ())
@@ -99,6 +96,10 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
             )
         )
     return dataclasses.replace(adopted, files=files, warnings=warnings)
+
+
+def _mod(source_mod: int | None) -> int:
+    return NO_MOD if source_mod is None else source_mod
 
 
 def _notetype_fields(deck: SourceDeck, key: str) -> tuple[str, ...]:
