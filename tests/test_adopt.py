@@ -22,8 +22,11 @@ IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 HOSTILE_FIELD = '<b>bold</b><script>alert(1)</script><img src="cat.png" onerror="alert(2)"><img src="https://example.com/x.png">'
 
 
-def deckbuild(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "deckbuild.cli", *args], cwd=cwd, capture_output=True, text=True, check=False)
+def deckbuild(*args: str, cwd: Path | None = None, tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir is not None else None
+    return subprocess.run(
+        [sys.executable, "-m", "deckbuild.cli", *args], cwd=cwd, capture_output=True, text=True, check=False, env=env
+    )
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -123,7 +126,12 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def adopt_into(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
     target = tmp_path / "parent" / "deck"
     target.parent.mkdir(parents=True, exist_ok=True)
-    return deckbuild("adopt", str(source), str(target)), target
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    result = deckbuild("adopt", str(source), str(target), tmpdir=private_tmp)
+    assert list(private_tmp.iterdir()) == []  # nothing left in the temp folder
+    assert sorted(p.name for p in target.parent.iterdir()) == ["deck"]  # nothing beside DIR
+    return result, target
 
 
 @pytest.mark.parametrize("kind", ["legacy", "current", "anki2"])
@@ -231,22 +239,17 @@ def _refused(source: Path, tmp_path: Path, code: str, *expected: str) -> str:
     parent.mkdir(exist_ok=True)
     (parent / "keep.txt").write_text("unchanged")
     before = tree(parent)
-    temps = _adopt_temps()
-    result = deckbuild("adopt", str(source), str(parent / "deck"))
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir(exist_ok=True)
+    result = deckbuild("adopt", str(source), str(parent / "deck"), tmpdir=private_tmp)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert _adopt_temps() == temps  # the private collection and trial build are gone too
+    assert list(private_tmp.iterdir()) == []  # the private collection and trial project are gone too
     assert f": {code} " in result.stderr, result.stderr
     for text in expected:
         assert text in result.stderr
     assert "Traceback" not in result.stderr
     assert tree(parent) == before
     return result.stderr
-
-
-def _adopt_temps() -> set[str]:
-    import tempfile
-
-    return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("deckbuild-adopt-")}
 
 
 def _legacy_members(packages: dict[str, Path]) -> dict[str, bytes]:
