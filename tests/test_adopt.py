@@ -92,13 +92,13 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     return col
 
 
-def export(col: Any, path: Path, *, legacy: bool) -> Path:
+def export(col: Any, path: Path, *, legacy: bool, with_media: bool = True) -> Path:
     from anki.collection import ExportAnkiPackageOptions
     from anki.import_export_pb2 import ExportLimit
 
     col.export_anki_package(
         out_path=str(path),
-        options=ExportAnkiPackageOptions(with_scheduling=True, with_media=True, legacy=legacy),
+        options=ExportAnkiPackageOptions(with_scheduling=True, with_media=with_media, legacy=legacy),
         limit=ExportLimit(deck_id=col.decks.id_for_name("Lang")),
     )
     return path
@@ -112,6 +112,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         packages = {
             "legacy": export(col, folder / "legacy.apkg", legacy=True),
             "current": export(col, folder / "current.apkg", legacy=False),
+            "no-media": export(col, folder / "no-media.apkg", legacy=False, with_media=False),
         }
     finally:
         col.close()
@@ -336,6 +337,10 @@ def test_media_names_that_escape_are_refused(packages: dict[str, Path], tmp_path
     members = _legacy_members(packages)
     members["media"] = json.dumps({"0": name}).encode()
     _refused(_zip(tmp_path / "media.apkg", members), tmp_path, "E257", repr(name))
+
+
+def test_a_package_without_the_media_its_fields_name_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    _refused(packages["no-media"], tmp_path, "E263", "fields reference 1 media file(s) the source does not hold: 'cat.png'")
 
 
 def test_a_non_empty_dir_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:

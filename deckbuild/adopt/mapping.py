@@ -20,7 +20,7 @@ import yaml
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import escape_bare_ampersands, media_references
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import LocatedError, Location, Problem
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
@@ -182,13 +182,19 @@ def map_deck(
     for name in sorted(deck.media):
         if name.startswith("_") and name not in referenced:  # a file the templates or CSS use
             files[f"media/{name}"] = deck.media[name]
+    missing = [name for name in referenced if name not in deck.media]
+    if missing:
+        # The build packs every file a field names (E219): without them it cannot be built.
+        shown = ", ".join(repr(name) for name in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise LocatedError(
+            where,
+            "E263",
+            f"fields reference {len(missing)} media file(s) the source does not hold: {shown}; export the deck with its "
+            "media (in Anki, Tools > Check Media finds missing files), or add them to the CrowdAnki folder's media/. "
+            "Nothing was written",
+        )
     for name in referenced:
-        if name in deck.media:
-            files[f"media/{name}"] = deck.media[name]
-        else:
-            warnings.append(
-                Problem(where, "E263", f"media file {name!r} is referenced by a field but not in the source; left out", "warning")
-            )
+        files[f"media/{name}"] = deck.media[name]
     if literal_clozes:
         warnings.append(
             Problem(
