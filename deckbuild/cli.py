@@ -209,6 +209,29 @@ def new(directory: Path, name: str | None) -> None:
     click.echo(f"next: cd {_relative(directory)} && deckbuild check && deckbuild build   (then import dist/*.apkg in Anki)")
 
 
+@main.command()
+@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("directory", type=click.Path(path_type=Path))
+@handles_errors
+def adopt(source: Path, directory: Path) -> None:
+    """Turn an existing deck (SOURCE: an .apkg, or a CrowdAnki export folder) into a project in DIRECTORY.
+
+    Its note types become declared note types (ids kept), its notes cards with their
+    GUIDs kept, one card file per subdeck, with its tags and the media its fields use; the
+    first build then updates nothing in the collection it came from (docs/adopt.md).
+    DIRECTORY must be new or empty; nothing is written anywhere else, or at all on error.
+    """
+    from deckbuild.adopt.run import adopt as run_adopt
+
+    result = run_adopt(source, directory)
+    _report(result.warnings)
+    click.echo(
+        f"adopted '{result.deck_name}' into {_relative(directory)}/: {result.notes} notes, {result.notetypes} note types,"
+        f" {result.media} media files ({result.html_fields} fields kept as HTML)"
+    )
+    click.echo(f"next: cd {_relative(directory)} && deckbuild build")
+
+
 @main.command("import")
 @PROJECT_OPTION
 @click.argument("seed_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
