@@ -116,6 +116,8 @@ def build(
             cache.commit()
             _refuse_schema_change(state)
             result = _write(project, state, state.record)
+            cache.store_card_ords(state.card_ords)
+            cache.commit()
             summary = {"notes": result.notes, "cards": result.cards, "media": result.media}
             uptodate.save_state(root, inputs, result.path, RECORD_FILE, summary, warnings=len(problems))
     return result
@@ -208,6 +210,7 @@ class _State:
     record: Record
     snapshot: Snapshot | None
     clock: Clock
+    card_ords: dict[str, str] = dataclasses.field(default_factory=dict)  # package.py's memo, kept in the cache
 
 
 def _valid_project(root: Path, strict: bool, allow_identity_change: bool = False) -> Project:
@@ -228,9 +231,10 @@ def _gather(
     jobs: int | None = None,
 ) -> _State:
     from deckbuild import notes as notes_stage
+    from deckbuild.incremental.cache import NoteReuse
     from deckbuild.release import record as record_stage
     from deckbuild.release import versioning
-    from deckbuild.render import preload_memo, take_memo
+    from deckbuild.render import RenderMemo
 
     record = record or record_stage.load_record(project.root)
     # Stage 4: media -- hand-made images (named by what shipped, see media.py) and generated
@@ -238,12 +242,12 @@ def _gather(
     figures = _figures(project, progress, record.extra.get("media") or {}, jobs)
     # Stage 5: render every card to a note (fields, tags, GUID, study order), with the
     # Markdown renderings of the last build (a pure function of the text and the code).
+    memo = RenderMemo(cache.markdown() if cache is not None else None)
+    reuse = NoteReuse(cache, project.config.namespace, figures) if cache is not None else None
+    rendered = notes_stage.render_notes(project.config.namespace, project.cards, figures, memo, reuse)
     if cache is not None:
-        take_memo()
-        preload_memo(cache.markdown())
-    rendered = notes_stage.render_notes(project.config.namespace, project.cards, figures)
-    if cache is not None:
-        cache.store_markdown(*take_memo())
+        cache.store_markdown(memo.fresh, memo.used)
+        cache.save_notes()
     # Stage 6: what the last release shipped; its retired notes keep shipping.
     snapshot = release_snapshot or versioning.latest_snapshot(project.root, record.extra)
     current = {n.card_id for n in rendered}
@@ -252,7 +256,8 @@ def _gather(
         guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
         gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
         retired = [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
-    return _State(figures, rendered, retired, record, snapshot, clock or record_stage.Clock())
+    ords = cache.card_ords() if cache is not None else {}
+    return _State(figures, rendered, retired, record, snapshot, clock or record_stage.Clock(), ords)
 
 
 def _refuse_schema_change(state: _State) -> None:
@@ -294,6 +299,7 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
+    counts: dict[str, int] = {}
     data = write_package(
         output_path(project),
         deck_name=config.name,
@@ -303,6 +309,8 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
         notetype_mods=notetype_mods,
         notes=stamped,
         media=media,
+        card_ords=state.card_ords,
+        counts=counts,
     )
     root = project.root
     out = output_path(project)
@@ -326,8 +334,7 @@ def _write(project: Project, state: _State, record: Record, also: Sequence[tuple
         raise LocatedError(
             Location(config.output), "E161", f"cannot write {where}: {exc.strerror or exc}; check the folder is writable"
         ) from None
-    cards = sum(_card_count(card) for card in project.cards) + len(state.retired)
-    return BuildResult(out, len(stamped), cards, len(media), changed, written)
+    return BuildResult(out, len(stamped), counts["cards"], len(media), changed, written)
 
 
 def _refuse_outside(root: Path, out: Path) -> None:
@@ -346,18 +353,6 @@ def _versioned_deck_yaml(root: Path, version: str) -> bytes:
     if count != 1:
         new = text.rstrip("\n") + f"\nversion: {version}\n"
     return new.encode()
-
-
-def _card_count(card: Card) -> int:
-    if card.kind == "qa":
-        return 1
-    from deckbuild import cloze
-
-    text = card.formula or card.fact
-    numbers = getattr(cloze, "cloze_numbers", None)
-    if numbers is not None:
-        return len(numbers(text))
-    return len(set(re.findall(r"\{\{c(\d+)::", text)))
 
 
 def _check_diagrams(cards: list[Card]) -> list[Problem]:

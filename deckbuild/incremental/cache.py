@@ -5,8 +5,15 @@ changes one file.  So a build keeps, in one SQLite file:
 
 - per card file: the cards and problems parsed from it, keyed by a hash of deckbuild's code
   (uptodate.code_fingerprint), the file's display path and its exact bytes;
-- per Markdown text: the field HTML it renders to, keyed by a hash of the text; the
-  whole file is wiped when the code hash (stored in it) changes.
+- per Markdown text: the field HTML it renders to, keyed by a hash of the text;
+- per card: the note it rendered to (fields, tags, GUID), keyed by a hash of the card's
+  content, the content of every card it draws on (its `of` parent, related and
+  overlapping cards), its figure and the namespace (NoteReuse) -- so an edit re-renders
+  only the notes whose inputs changed;
+- per note: the card ordinals genanki gives it (package.py), keyed by its note type's
+  content and the note's content hash.
+
+The whole file is wiped when the code hash (stored in it) changes.
 
 Both keys hold everything the value depends on, so an entry is either right or never
 looked up: editing a file, moving it, or changing deckbuild or its libraries misses.
@@ -22,19 +29,21 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
 from deckbuild.incremental.uptodate import CACHE_DIR, code_fingerprint
-from deckbuild.model import Card, Figure
+from deckbuild.model import Card, Figure, MediaFile, RenderedNote
 
 CACHE_FILE = "cache.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (code TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS parsed (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -46,6 +55,8 @@ class BuildCache:
         self._writable = writable and conn is not None
         self._code = code_fingerprint().encode()
         self._used_parsed: set[bytes] = set()
+        self._used_notes: set[bytes] = set()
+        self._fresh_notes: dict[bytes, str] = {}
 
     # -- card files
 
@@ -105,6 +116,68 @@ class BuildCache:
         except sqlite3.Error:
             return
 
+    # -- rendered notes (NoteReuse computes the keys)
+
+    def note(self, key: bytes) -> RenderedNote | None:
+        """The note rendered before under this key (its `due` is the caller's to set), or None."""
+        self._used_notes.add(key)
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute("SELECT value FROM notes WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            card_id, guid, notetype, fields, tags, content_hash, media, previous = json.loads(row[0])
+            return RenderedNote(
+                card_id, guid, notetype, tuple(fields), tuple(tags), 0, content_hash, tuple(media), tuple(previous)
+            )
+        except (sqlite3.Error, ValueError, TypeError):
+            return None
+
+    def store_note(self, key: bytes, note: RenderedNote) -> None:
+        if not self._writable:
+            return
+        self._used_notes.add(key)
+        self._fresh_notes[key] = json.dumps(
+            [note.card_id, note.guid, note.notetype, note.fields, note.tags, note.content_hash, note.media, note.previous_ids],
+            ensure_ascii=False,
+        )
+
+    def save_notes(self) -> None:
+        """Write the notes rendered this build; forget unused ones once they pile up."""
+        if not self._writable:
+            return
+        assert self._conn is not None
+        try:
+            self._conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?)", self._fresh_notes.items())
+            self._fresh_notes = {}
+            total = self._conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+            if total > 2 * len(self._used_notes) + 100:
+                _keep_only(self._conn, "notes", self._used_notes)
+        except sqlite3.Error:
+            return
+
+    # -- card ordinals of a note (package.py computes the keys)
+
+    def card_ords(self) -> dict[str, str]:
+        if self._conn is None:
+            return {}
+        try:
+            return dict(self._conn.execute("SELECT key, value FROM ords"))
+        except sqlite3.Error:
+            return {}
+
+    def store_card_ords(self, ords: Mapping[str, str]) -> None:
+        """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
+        if not self._writable:
+            return
+        assert self._conn is not None
+        try:
+            self._conn.execute("DELETE FROM ords")
+            self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+        except sqlite3.Error:
+            return
+
     def commit(self) -> None:
         if self._writable and self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -152,7 +225,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path)
     conn.executescript(_SCHEMA)
     if _stored_code(conn) != code_fingerprint():
-        conn.executescript("DELETE FROM meta; DELETE FROM parsed; DELETE FROM markdown;")
+        conn.executescript("DELETE FROM meta; DELETE FROM parsed; DELETE FROM markdown; DELETE FROM notes; DELETE FROM ords;")
         conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
         conn.commit()
     return conn
@@ -217,6 +290,32 @@ def _figure(data: Any) -> Figure | None:
     return Figure(alt=alt, diagram=diagram, params=_tuples(params), file=file, location=_location(location) if location else None)
 
 
+class _KeyLocations(Mapping[str, Location]):
+    """A cached card's key -> Location map, decoded when first read.
+
+    Only cards with a problem are ever asked where a key is, so most never decode theirs
+    (decoding every one was a third of loading a large deck from the cache).
+    """
+
+    def __init__(self, raw: dict[str, list[Any]]) -> None:
+        self._raw = raw
+        self._decoded: dict[str, Location] | None = None
+
+    def _map(self) -> dict[str, Location]:
+        if self._decoded is None:
+            self._decoded = {k: _location(v) for k, v in self._raw.items()}
+        return self._decoded
+
+    def __getitem__(self, key: str) -> Location:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 # Card fields as positional lists (a 100k-card deck decodes ~2x faster than dicts of names).
 # Plain values (text, flags, tuples of words) need no conversion beyond list -> tuple.
 _CARD_FIELDS = tuple(f.name for f in dataclasses.fields(Card))
@@ -227,7 +326,7 @@ _ENCODE: dict[str, Any] = {
 }
 _DECODE: dict[str, Any] = {
     "location": _location,
-    "key_locations": lambda value: {k: _location(v) for k, v in value.items()},
+    "key_locations": lambda value: _KeyLocations(value),
     "figure": _figure,
 }
 
@@ -254,3 +353,62 @@ def _card(data: list[Any]) -> Card:
         values[name] = decode(value) if decode is not None else (_tuples(value) if isinstance(value, list) else value)
     card: Card = _restore(Card, values)
     return card
+
+
+# -- which notes can be reused
+
+
+_CONTENT_FIELDS = tuple(name for name in _CARD_FIELDS if name not in ("location", "key_locations", "figure"))
+
+
+def card_digest(card: Card) -> bytes:
+    """A hash of everything a card says, not where it says it (an edit above it moves it).
+
+    repr of str, int, bool, None and tuples of them is exact and the same in every process.
+    """
+    figure = card.figure
+    shown = None if figure is None else (figure.alt, figure.diagram, figure.params, figure.file)
+    content = (tuple(getattr(card, name) for name in _CONTENT_FIELDS), shown)
+    return hashlib.blake2b(repr(content).encode(), digest_size=16).digest()
+
+
+class NoteReuse:
+    """Hands notes.render_notes the notes of the last build whose inputs are unchanged.
+
+    A note is a pure function of its card, of the cards it names (`of`, `related`,
+    `duplicate_of`) or that name it as their duplicate, of its figure's file name and
+    illustrative flag, and of the namespace (notes.render_notes); the key hashes all of
+    them, so a hit is the note a fresh rendering would give.  Positions (`due`) are set
+    by the caller.  tests/test_incremental.py checks edit -> rebuild == clean build.
+    """
+
+    def __init__(self, cache: BuildCache, namespace: str, figures: Mapping[str, tuple[MediaFile, bool]]) -> None:
+        self._cache = cache
+        self._namespace = namespace.encode()
+        self._figures = figures
+        self._digests: dict[str, bytes] = {}
+        self._pending: dict[int, bytes] = {}
+
+    def _digest(self, card: Card) -> bytes:
+        digest = self._digests.get(card.id)
+        if digest is None:
+            digest = self._digests[card.id] = card_digest(card)
+        return digest
+
+    def lookup(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> RenderedNote | None:
+        """The cached note for this card, or None (then `store` is expected for it)."""
+        parts = [self._namespace, self._digest(card)]
+        for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
+            other = by_id.get(ref) if ref else None
+            parts.append(ref.encode() + b"=" + (self._digest(other) if other is not None else b"-"))
+        figure = self._figures.get(card.id)
+        if figure is not None:
+            parts.append(f"{figure[0].name}\0{figure[1]}".encode())
+        key = hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
+        self._pending[id(card)] = key
+        return self._cache.note(key)
+
+    def store(self, card: Card, note: RenderedNote) -> None:
+        key = self._pending.pop(id(card), None)
+        if key is not None:
+            self._cache.store_note(key, note)
