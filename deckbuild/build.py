@@ -48,14 +48,21 @@ class BuildResult:
 
 
 def load_project(
-    root: Path, cache: BuildCache | None = None, *, allow_identity_change: bool = False, releasing: bool = False
+    root: Path,
+    cache: BuildCache | None = None,
+    *,
+    allow_identity_change: bool = False,
+    releasing: bool = False,
+    jobs: int | None = 1,
+    prerender: bool = False,
 ) -> tuple[Project | None, list[Problem]]:
     """Stage 1-3: read deck.yaml and cards/, run every check.  Nothing is written but the cache."""
     # Stage 1: the deck's configuration.
     config, problems = load_config(root)
     # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
-    # (unchanged files come from the cache).
-    cards, card_problems = load_cards(root, cache)
+    # (unchanged files come from the cache; the others are parsed by `jobs` workers, see
+    # incremental/parallel.py).
+    cards, card_problems = load_cards(root, cache, jobs=jobs, prerender=prerender)
     problems += card_problems
     # Stage 3: checks across the deck (ids, references, text rules) and per-kind rules.
     problems += validate_cards(cards)
@@ -74,7 +81,7 @@ def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
     from deckbuild.incremental.cache import open_cache
 
     with open_cache(root, writable=False) as cache:
-        _project, problems = load_project(root, cache, allow_identity_change=allow_identity_change)
+        _project, problems = load_project(root, cache, allow_identity_change=allow_identity_change, jobs=None)
     return sorted(problems, key=lambda p: (p.location, p.code))
 
 
@@ -93,7 +100,8 @@ def build(
 ) -> BuildResult:
     """Validate everything, then write the record and `dist/<slug>-<version>.apkg`.
 
-    `jobs`: worker processes for drawing diagrams (None = every core, 1 = this process).
+    `jobs`: worker processes for parsing card files and drawing diagrams (None = every
+    core, 1 = this process).
     """
     from deckbuild.config import CONFIG_FILE
     from deckbuild.fsutil import project_lock
@@ -106,7 +114,7 @@ def build(
     inputs = uptodate.inputs_fingerprint(root)
     # The cache is written only inside a deck project (never a stray folder in the wrong place).
     with open_cache(root, writable=(root / CONFIG_FILE).is_file()) as cache:
-        project, problems = load_project(root, cache, allow_identity_change=allow_identity_change)
+        project, problems = load_project(root, cache, allow_identity_change=allow_identity_change, jobs=jobs, prerender=True)
         cache.commit()  # keep the good files' parses even if the project is invalid
         if project is None or (strict and problems):
             raise ProjectInvalid(sorted(problems, key=lambda p: (p.location, p.code)))

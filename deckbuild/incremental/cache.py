@@ -57,6 +57,7 @@ class BuildCache:
         self._used_parsed: set[bytes] = set()
         self._used_notes: set[bytes] = set()
         self._fresh_notes: dict[bytes, str] = {}
+        self._rendered: dict[bytes, str] = {}  # rendered by parse workers this build
 
     # -- card files
 
@@ -92,20 +93,31 @@ class BuildCache:
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
     def markdown(self) -> dict[bytes, str]:
-        """Every cached rendering (loaded at once: one query beats one per text)."""
-        if self._conn is None:
-            return {}
-        try:
-            return dict(self._conn.execute("SELECT key, value FROM markdown"))
-        except sqlite3.Error:
-            return {}
+        """Every cached rendering (loaded at once: one query beats one per text), and the
+        parse workers' of this build."""
+        known: dict[bytes, str] = {}
+        if self._conn is not None:
+            try:
+                known = dict(self._conn.execute("SELECT key, value FROM markdown"))
+            except sqlite3.Error:
+                known = {}
+        known.update(self._rendered)
+        return known
+
+    def add_rendered(self, rendered: Mapping[bytes, str]) -> None:
+        """Renderings made by parse workers (incremental/parallel.py) for this build."""
+        self._rendered.update(rendered)
 
     def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes]) -> None:
-        """Add new renderings; forget the ones this build did not use, once they pile up."""
+        """Add new renderings (the workers' among them); forget the ones this build did not
+        use, once they pile up."""
         if not self._writable:
             return
         assert self._conn is not None
         try:
+            workers = ((key, value) for key, value in self._rendered.items() if key in used)
+            self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", workers)
+            self._rendered = {}
             self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", fresh.items())
             total = self._conn.execute("SELECT count(*) FROM markdown").fetchone()[0]
             if total > 2 * len(used) + 1000:
@@ -372,13 +384,19 @@ def card_digest(card: Card) -> bytes:
     return hashlib.blake2b(repr(content).encode(), digest_size=16).digest()
 
 
+def _shown(card: Card) -> bytes:
+    """What a note shows of another card: keep in step with notes.render_notes."""
+    return repr((card.id, card.question, card.context, card.difficulty, card.topics, card.source)).encode()
+
+
 class NoteReuse:
     """Hands notes.render_notes the notes of the last build whose inputs are unchanged.
 
-    A note is a pure function of its card, of the cards it names (`of`, `related`,
-    `duplicate_of`) or that name it as their duplicate, of its figure's file name and
-    illustrative flag, and of the namespace (notes.render_notes); the key hashes all of
-    them, so a hit is the note a fresh rendering would give.  Positions (`due`) are set
+    A note is a pure function of its card, of what it shows of the cards it names (`of`,
+    `related`, `duplicate_of`) or that name it as their duplicate -- their front text and
+    the difficulty, topics and source a cloze inherits (_shown) --, of its figure's file
+    name and illustrative flag, and of the namespace (notes.render_notes); the key hashes
+    all of them, so a hit is the note a fresh rendering would give.  Positions (`due`) are set
     by the caller.  tests/test_incremental.py checks edit -> rebuild == clean build.
     """
 
@@ -400,7 +418,7 @@ class NoteReuse:
         parts = [self._namespace, self._digest(card)]
         for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
             other = by_id.get(ref) if ref else None
-            parts.append(ref.encode() + b"=" + (self._digest(other) if other is not None else b"-"))
+            parts.append(ref.encode() + b"=" + (_shown(other) if other is not None else b"-"))
         figure = self._figures.get(card.id)
         if figure is not None:
             parts.append(f"{figure[0].name}\0{figure[1]}".encode())
