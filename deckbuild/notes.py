@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -68,9 +67,9 @@ def render_notes(
     notes = []
     for due, card in enumerate(cards):
         if reuse is not None:
-            hit = reuse.lookup(card, by_id, duplicates_of)
+            hit = reuse.lookup(card, due, by_id, duplicates_of)
             if hit is not None:
-                notes.append(dataclasses.replace(hit, due=due))
+                notes.append(hit)
                 continue
         difficulty, topics, source = effective(card, by_id)
         figure = ""

@@ -58,6 +58,7 @@ class BuildCache:
         self._used_notes: set[bytes] = set()
         self._fresh_notes: dict[bytes, str] = {}
         self._rendered: dict[bytes, str] = {}  # rendered by parse workers this build
+        self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
 
     # -- card files
 
@@ -73,22 +74,46 @@ class BuildCache:
             if row is None:
                 return None
             data = json.loads(row[0])
-            result = [_card(c) for c in data["cards"]], [_problem(p) for p in data["problems"]]
+            cards = [_card(c) for c in data["cards"]]
+            result = cards, [_problem(p) for p in data["problems"]]
+            digests = [bytes.fromhex(d) for d in data["digests"]]
         except (sqlite3.Error, ValueError, KeyError, TypeError):
             return None
+        self._remember_digests(cards, digests)
         self._used_parsed.add(key)
         return result
 
-    def store_parsed(self, key: bytes, cards: list[Card], problems: list[Problem]) -> None:
+    def store_parsed(self, key: bytes, cards: list[Card], problems: list[Problem], digests: list[bytes] | None = None) -> None:
+        """Keep a file's parse; `digests`: its cards' card_digest if already computed (by a worker)."""
         if not self._writable:
             return
         self._used_parsed.add(key)
+        digests = [card_digest(c) for c in cards] if digests is None else digests
+        self._remember_digests(cards, digests)
         try:
-            value = json.dumps({"cards": [_card_json(c) for c in cards], "problems": [_problem_json(p) for p in problems]})
+            value = json.dumps(
+                {
+                    "cards": [_card_json(c) for c in cards],
+                    "problems": [_problem_json(p) for p in problems],
+                    "digests": [d.hex() for d in digests],
+                }
+            )
             assert self._conn is not None
             self._conn.execute("INSERT OR REPLACE INTO parsed VALUES (?, ?)", (key, value))
         except (sqlite3.Error, TypeError, ValueError):
             return  # a value JSON cannot hold (a new kind of field): just not cached
+
+    def _remember_digests(self, cards: list[Card], digests: list[bytes]) -> None:
+        if len(cards) == len(digests):
+            for card, digest in zip(cards, digests, strict=True):
+                self._digests[id(card)] = (card, digest)
+
+    def digest(self, card: Card) -> bytes:
+        """card_digest(card), computed once per card (when it was parsed)."""
+        known = self._digests.get(id(card))
+        if known is not None and known[0] is card:
+            return known[1]
+        return card_digest(card)
 
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
@@ -130,21 +155,27 @@ class BuildCache:
 
     # -- rendered notes (NoteReuse computes the keys)
 
-    def note(self, key: bytes) -> RenderedNote | None:
-        """The note rendered before under this key (its `due` is the caller's to set), or None."""
-        self._used_notes.add(key)
-        if self._conn is None:
-            return None
+    def notes(self, keys: Sequence[bytes]) -> dict[bytes, tuple[Any, ...]]:
+        """The notes rendered before under these keys: key -> the values of a RenderedNote
+        but its `due` (the caller's to set).  Missing or unreadable ones are left out."""
+        self._used_notes.update(keys)
+        if self._conn is None or not keys:
+            return {}
+        found: dict[bytes, tuple[Any, ...]] = {}
         try:
-            row = self._conn.execute("SELECT value FROM notes WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            card_id, guid, notetype, fields, tags, content_hash, media, previous = json.loads(row[0])
-            return RenderedNote(
-                card_id, guid, notetype, tuple(fields), tuple(tags), 0, content_hash, tuple(media), tuple(previous)
-            )
-        except (sqlite3.Error, ValueError, TypeError):
-            return None
+            self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
+            self._conn.execute("DELETE FROM wanted")
+            self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
+            rows = self._conn.execute("SELECT notes.key, notes.value FROM notes JOIN wanted ON notes.key = wanted.key").fetchall()
+        except sqlite3.Error:
+            return {}
+        for key, value in rows:
+            try:
+                card_id, guid, notetype, fields, tags, content_hash, media, previous = json.loads(value)
+                found[key] = (card_id, guid, notetype, tuple(fields), tuple(tags), content_hash, tuple(media), tuple(previous))
+            except (ValueError, TypeError):
+                continue  # rendered again, and stored over
+        return found
 
     def store_note(self, key: bytes, note: RenderedNote) -> None:
         if not self._writable:
@@ -396,37 +427,48 @@ class NoteReuse:
     `related`, `duplicate_of`) or that name it as their duplicate -- their front text and
     the difficulty, topics and source a cloze inherits (_shown) --, of its figure's file
     name and illustrative flag, and of the namespace (notes.render_notes); the key hashes
-    all of them, so a hit is the note a fresh rendering would give.  Positions (`due`) are set
-    by the caller.  tests/test_incremental.py checks edit -> rebuild == clean build.
+    all of them, so a hit is the note a fresh rendering would give.  Positions (`due`) are
+    set here from the caller's.  tests/test_cache.py checks edit -> rebuild == clean build.
     """
 
     def __init__(self, cache: BuildCache, namespace: str, figures: Mapping[str, tuple[MediaFile, bool]]) -> None:
         self._cache = cache
         self._namespace = namespace.encode()
         self._figures = figures
-        self._digests: dict[str, bytes] = {}
-        self._pending: dict[int, bytes] = {}
+        self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
+        self._found: dict[bytes, tuple[Any, ...]] | None = None
 
-    def _digest(self, card: Card) -> bytes:
-        digest = self._digests.get(card.id)
-        if digest is None:
-            digest = self._digests[card.id] = card_digest(card)
-        return digest
-
-    def lookup(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> RenderedNote | None:
-        """The cached note for this card, or None (then `store` is expected for it)."""
-        parts = [self._namespace, self._digest(card)]
+    def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
+        parts = [self._namespace, self._cache.digest(card)]
         for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
             other = by_id.get(ref) if ref else None
             parts.append(ref.encode() + b"=" + (_shown(other) if other is not None else b"-"))
         figure = self._figures.get(card.id)
         if figure is not None:
             parts.append(f"{figure[0].name}\0{figure[1]}".encode())
-        key = hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
-        self._pending[id(card)] = key
-        return self._cache.note(key)
+        return hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
+
+    def lookup(
+        self, card: Card, due: int, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
+    ) -> RenderedNote | None:
+        """The cached note for this card at position `due`, or None (then `store` it)."""
+        if self._found is None:  # the first call: every card's key, and one query for them all
+            for other in by_id.values():
+                self._keys[id(other)] = (other, self._key(other, by_id, duplicates_of))
+            self._found = self._cache.notes([key for _card, key in self._keys.values()])
+        known = self._keys.get(id(card))
+        if known is None or known[0] is not card:
+            key = self._key(card, by_id, duplicates_of)
+            self._keys[id(card)] = (card, key)
+        else:
+            key = known[1]
+        values = self._found.get(key)
+        if values is None:
+            return None
+        card_id, guid, notetype, fields, tags, content_hash, media, previous = values
+        return RenderedNote(card_id, guid, notetype, fields, tags, due, content_hash, media, previous)
 
     def store(self, card: Card, note: RenderedNote) -> None:
-        key = self._pending.pop(id(card), None)
-        if key is not None:
-            self._cache.store_note(key, note)
+        known = self._keys.get(id(card))
+        if known is not None and known[0] is card:
+            self._cache.store_note(known[1], note)

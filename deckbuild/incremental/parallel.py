@@ -29,7 +29,7 @@ MIN_BYTES = 64 * 1024
 MIN_FILES = 2
 
 Job = tuple[Path, str, bytes | None]  # path, display path, bytes already read (or None)
-Parsed = tuple[list[Card], list[Problem], dict[bytes, str]]
+Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None]  # + renderings, digests
 
 
 def default_jobs() -> int:
@@ -57,11 +57,15 @@ def _size(path: Path) -> int:
 
 
 def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
-    """One file's cards and problems (and, if asked, its texts' renderings): a worker's job."""
+    """One file's cards and problems (and, if asked, its texts' renderings and its cards'
+    digests for the note cache): a worker's job."""
+    from deckbuild.incremental.cache import card_digest
     from deckbuild.sources import _load_file
 
     cards, problems = _load_file(path, display, raw)
-    return cards, problems, prerender_texts(cards) if prerender else {}
+    if not prerender:
+        return cards, problems, {}, None
+    return cards, problems, prerender_texts(cards), [card_digest(card) for card in cards]
 
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
