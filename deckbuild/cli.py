@@ -116,39 +116,22 @@ def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_
     (deckbuild.lock, commit it) are replaced atomically, so a failed or interrupted
     build leaves the previous ones intact.  Same sources and record give the same bytes.
     """
-    # Most rebuilds change nothing: answer those from the last build's fingerprint,
-    # before importing YAML, Markdown or genanki (see deckbuild/incremental/uptodate.py).
-    from deckbuild.incremental.uptodate import up_to_date
-
-    current = None if force else up_to_date(project, strict=strict)
-    if current is not None:
-        path, summary = current
-        if not quiet:
-            click.echo(
-                f"up to date: {_relative(path)}: {summary['notes']} notes, {summary['cards']} cards,"
-                f" {summary['media']} media files (nothing changed since the last build)"
-            )
-        return
-
-    from deckbuild.build import build as run_build
+    from deckbuild.commands import build as run_build
 
     # A build allocates hundreds of thousands of long-lived objects (cards, locations,
     # fields) and almost no cyclic garbage; CPython's default thresholds run a full
     # collection over all of them again and again (about a third of a large build's time).
     # This process is short-lived, so collect far less often.
     gc.set_threshold(100_000, 50, 1000)
-
-    def progress(done: int, total: int, what: str) -> None:
-        if not quiet:
-            click.echo(f"  [{done}/{total}] {what}", err=True)
-
-    result = run_build(project, progress=progress, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs)
+    result = run_build(
+        project, force=force, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs, progress=_progress(quiet)
+    )
     if not quiet:
-        rel = _relative(result.path)
         state = "wrote" if result.written else "up to date:"
+        changed = "nothing changed" if result.plan.up_to_date else f"{result.changed_notes} notes changed"
         click.echo(
-            f"{state} {rel}: {result.notes} notes, {result.cards} cards, {result.media} media files"
-            f" ({result.changed_notes} notes changed since the last build)"
+            f"{state} {_relative(result.path)}: {result.notes} notes, {result.cards} cards, {result.media} media files"
+            f" ({changed} since the last build)"
         )
 
 
@@ -171,9 +154,9 @@ def check(project: Path, fmt: str, strict: bool, allow_identity_change: bool) ->
     Reports every problem at once, each with its file, line, column and a stable code
     (the README lists the codes and how to fix each).  Exit status 1 if there is an error.
     """
-    from deckbuild.build import check as run_check
+    from deckbuild.commands import check as run_check
 
-    problems = run_check(project, allow_identity_change=True) if allow_identity_change else run_check(project)
+    problems = run_check(project, allow_identity_change=allow_identity_change)
     if fmt == "json":
         click.echo(json.dumps([p.to_json() for p in problems], indent=2))
     else:
@@ -259,7 +242,7 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
     the tag `retired` and a notice, so learners can find and suspend them.  The clock is
     read once here; rebuilding this release later gives the same bytes.  Commit the result.
     """
-    from deckbuild.build import release as run_release
+    from deckbuild.commands import release as run_release
 
     result = run_release(project, bump=bump, allow_schema_change=allow_schema_change, allow_identity_change=allow_identity_change)
     _report(result.warnings)
@@ -315,27 +298,12 @@ def preview(project: Path, out: Path | None, quiet: bool, check_fit: bool) -> No
     try the Night button (or add ?night=1) and a phone-width window.  Review an edit here
     before importing it.  The folder is replaced on every run; it works offline.
     """
-    from deckbuild.build import load_project
     from deckbuild.preview.site import write_preview
 
-    def progress(done: int, total: int, what: str) -> None:
-        if not quiet:
-            click.echo(f"  [{done}/{total}] {what}", err=True)
-
-    if out is None:
-        loaded, _problems = load_project(project)
-        out = project / (loaded.config.output if loaded is not None else "dist") / "preview"
-    result = write_preview(project, out, progress=progress)
+    result = write_preview(project, out, _progress(quiet), check_fit=check_fit)
     if not quiet:
         click.echo(f"wrote {_relative(result.index)}: {result.cards} cards, {result.media} media files")
-    if check_fit:
-        from deckbuild.preview.fitcheck import DoesNotFit
-        from deckbuild.preview.fitcheck import check_fit as run_check
-
-        problems = run_check(project, out, [view.key for view in result.views])
-        if problems:
-            raise DoesNotFit(problems, len({p.message.split("'")[1] for p in problems}))
-        if not quiet:
+        if check_fit:
             click.echo(f"all {result.cards} cards fit a 360-px screen, light and night")
 
 
@@ -398,17 +366,11 @@ def push(project: Path, collection: Path | None, profile: str | None, base: Path
     suspension, flags, the learner's own tags and the 'My notes' field; backs the collection
     up first (Anki's own backup) and records the release it pushed.  See docs/learners.md.
     """
-    from deckbuild.build import build as run_build
-    from deckbuild.build import load_project
     from deckbuild.collection.profiles import resolve
-    from deckbuild.collection.push import push as run_push
     from deckbuild.collection.report import push_text
+    from deckbuild.commands import push as run_push
 
-    path = resolve(collection, profile, base)
-    result = run_build(project)
-    loaded, _problems = load_project(project)
-    assert loaded is not None  # build() raised if the project were invalid
-    report = run_push(path, result.path, namespace=loaded.config.namespace, version=loaded.config.version, dry_run=dry_run)
+    report = run_push(resolve(collection, profile, base), project, dry_run=dry_run)
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else push_text(report))
 
 
@@ -422,18 +384,22 @@ def status(project: Path, collection: Path | None, profile: str | None, base: Pa
     Read-only: the collection (or an exported .apkg of it) is never written.  Edited notes
     are listed by field with the shipped and the current text, to port back into cards/.
     """
-    from deckbuild.build import build as run_build
-    from deckbuild.build import load_project
     from deckbuild.collection.profiles import resolve
     from deckbuild.collection.report import status_text
-    from deckbuild.collection.status import status as run_status
+    from deckbuild.commands import status as run_status
 
-    path = resolve(collection, profile, base)
-    result = run_build(project)
-    loaded, _problems = load_project(project)
-    assert loaded is not None
-    report = run_status(path, result.path, namespace=loaded.config.namespace)
+    report = run_status(resolve(collection, profile, base), project)
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else status_text(report))
+
+
+def _progress(quiet: bool) -> Callable[[int, int, str], None]:
+    """Progress lines for long work (drawing diagrams, rendering cards) on stderr, unless quiet."""
+
+    def progress(done: int, total: int, what: str) -> None:
+        if not quiet:
+            click.echo(f"  [{done}/{total}] {what}", err=True)
+
+    return progress
 
 
 def _relative(path: Path) -> str:

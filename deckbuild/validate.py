@@ -200,3 +200,18 @@ def offset_location(value_at: Location, text: str, offset: int) -> Location:
         return Location(value_at.path, value_at.line, value_at.col + len(before) + (1 if value_at.col else 0))
     column = len(before) - (before.rfind("\n") + 1) if newlines else len(before)
     return Location(value_at.path, value_at.line + 1 + newlines, column + 1)
+
+
+def validate_diagrams(cards: Sequence[Card]) -> list[Problem]:
+    """E130: an unknown diagram or params its generator does not take (checked without drawing)."""
+    specs = [card for card in cards if card.figure is not None and card.figure.diagram]
+    if not specs:
+        return []  # deckbuild.diagrams is not even imported
+    from deckbuild import diagrams
+
+    problems = []
+    for card in specs:
+        assert card.figure is not None and card.figure.diagram is not None
+        for message in diagrams.validate(card.figure.diagram, card.figure.params_dict()):
+            problems.append(Problem(card.where("diagram"), "E130", f"card '{card.id}': diagram: {message}"))
+    return problems

@@ -53,7 +53,7 @@ def shipped_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the repo's own deck project, built once per test session."""
     from golden import copy_shipped
 
-    from deckbuild.build import build
+    from deckbuild.commands import build
 
     target = tmp_path_factory.mktemp("shipped") / "deck"
     target.mkdir()
@@ -67,12 +67,12 @@ def shipped_collection(shipped_project: Path, tmp_path_factory: pytest.TempPathF
     """The shipped deck imported into a fresh official-Anki collection (read-only use)."""
     from ankiutil import import_package, new_collection
 
-    from deckbuild.build import load_project, output_path
+    from deckbuild.plan import plan
 
-    project, _problems = load_project(shipped_project)
-    assert project is not None
+    package = plan(shipped_project, "check").package
+    assert package is not None
     col = new_collection(tmp_path_factory.mktemp("anki-shipped"))
-    import_package(col, output_path(project))
+    import_package(col, package)
     try:
         yield col
     finally:

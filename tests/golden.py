@@ -76,12 +76,9 @@ def copy_shipped(dest: Path) -> Path:
 
 def build_shipped(dest: Path) -> Path:
     """Build a private copy of the repo's deck in dest; returns the package path."""
-    from deckbuild.build import build, load_project, output_path
+    from deckbuild.commands import build
 
-    build(copy_shipped(dest))
-    project, _problems = load_project(dest)
-    assert project is not None
-    return output_path(project)
+    return build(copy_shipped(dest)).path
 
 
 def dumps(data: dict[str, Any]) -> str:

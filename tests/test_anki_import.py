@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ankiutil import import_package, notes_by_card_id, visible_text
 
-from deckbuild.build import build
+from deckbuild.commands import build
 
 
 def test_import_counts_fields_tags_deck(sample: Path, collection) -> None:
@@ -96,7 +96,7 @@ def test_noop_rebuild_renders_nothing_and_skips_matplotlib(sample: Path) -> None
 
     build(sample)
     script = (
-        "import sys; from pathlib import Path; from deckbuild.build import build; "
+        "import sys; from pathlib import Path; from deckbuild.commands import build; "
         f"r = build(Path({str(sample)!r})); "
         "print(r.written, 'matplotlib' in sys.modules, 'numpy' in sys.modules)"
     )

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO, copy_project
 
-from deckbuild.build import build, check
 from deckbuild.cli import main
+from deckbuild.commands import build, check
 from deckbuild.incremental.uptodate import CACHE_DIR, up_to_date
 
 

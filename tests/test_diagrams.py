@@ -7,6 +7,7 @@ import ast
 import hashlib
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -169,9 +170,9 @@ def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
 
 def test_serial_and_parallel_clean_builds_are_byte_identical(two_clean_builds) -> None:
     _a, ra, _b, rb = two_clean_builds
-    assert len(BUILD_NAMES) >= diagrams.PARALLEL_MIN
-    assert ra["matplotlib"] is True  # the serial build drew in its own process ...
-    assert rb["matplotlib"] is False  # ... the parallel one only in its workers
+    # Both drew in worker processes with fixed numeric kernels, never in the building process.
+    assert ra["matplotlib"] is False
+    assert rb["matplotlib"] is False
     assert ra["paths"].keys() == rb["paths"].keys()
     assert len(ra["paths"]) == len(BUILD_NAMES)
     for key, pa in ra["paths"].items():
@@ -275,3 +276,25 @@ def test_generator_failures_are_all_reported_in_spec_order(tmp_path: Path) -> No
         assert list(failures) == [cache_key(*specs[0]), cache_key(*specs[2])]
         assert "ZeroDivisionError" in failures[cache_key(*specs[2])]
         assert len(list(cache.glob("*.png"))) == 2  # the good ones are cached
+
+
+def test_diagram_workers_hold_numpy_to_fixed_kernels() -> None:
+    """The drawing workers' numpy runs its baseline kernels whatever the CPU (x86-64)."""
+    code = (
+        "import platform, sys\n"
+        "from deckbuild import diagrams\n"
+        "diagrams._start_worker()\n"
+        "import numpy\n"
+        "from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__\n"
+        "if platform.machine().lower() in ('x86_64', 'amd64'):\n"
+        "    assert not [f for f in __cpu_dispatch__ if __cpu_features__[f]], __cpu_features__\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    refused = subprocess.run(
+        [sys.executable, "-c", "import numpy\nfrom deckbuild import diagrams\ndiagrams._start_worker()"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    expect_refusal = platform.machine().lower() in ("x86_64", "amd64")
+    assert (refused.returncode != 0) == expect_refusal, refused.stderr

@@ -155,3 +155,94 @@ def test_kill_between_renames_is_repaired_by_the_next_build(project: Path, renam
     assert again.returncode == 0, again.stderr
     assert "up to date" not in again.stdout
     assert _files(project) == expected
+
+
+# --- import: every cards/*.yaml it would write, or none -------------------------------------
+
+SEEDS = ("training-dynamics-43.txt", "deep-learning-120.txt")
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project that imported the first seed: importing both rewrites its card files and adds new ones."""
+    root = write_tree(
+        tmp_path_factory.mktemp("seeded") / "deck", {"deck.yaml": "name: Seeded\nnamespace: seeded\nversion: 1.0.0\n"}
+    )
+    (root / "seeds").mkdir()
+    for name in (*SEEDS, "curation.yaml"):
+        (root / "seeds" / name).write_bytes((ROOT / "seeds" / name).read_bytes())
+    assert _run(root, "import", f"seeds/{SEEDS[0]}").returncode == 0
+    return root
+
+
+@pytest.fixture
+def importing(seeded: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "deck"
+    subprocess.run(["cp", "-a", str(seeded), str(root)], check=True)
+    return root
+
+
+def _import_fails_and_changes_nothing(project: Path, code: str, *seeds: str, prelude: str = "") -> None:
+    before = _files(project)
+    args = [str(project / "seeds" / name) for name in seeds or SEEDS]
+    result = _run(project, "import", *args, prelude=prelude)
+    assert result.returncode == 1, result.stderr
+    assert f" {code} " in result.stderr and "nothing written to cards/" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    after = _files(project)
+    assert sorted(after) == sorted(before), "import left files behind"
+    changed = [name for name in before if after[name] != before[name]]
+    assert changed == [], f"import failed with {code} but changed {changed}"
+
+
+def test_import_writes_all_card_files(importing: Path) -> None:
+    """The baseline the failures below are measured against: both seeds rewrite and add several files."""
+    before = _files(importing)
+    result = _run(importing, "import", *(str(importing / "seeds" / name) for name in SEEDS))
+    assert result.returncode == 0, result.stderr
+    after = _files(importing)
+    rewritten = [name for name in before if name.startswith("cards/") and after[name] != before[name]]
+    added = [name for name in after if name not in before]
+    assert len(rewritten) >= 2 and len(added) >= 2, (rewritten, added)
+
+
+_FAIL_NTH_CARD_FILE = (
+    "import errno, tempfile\n"
+    "_real = tempfile.mkstemp\n"
+    "_calls = []\n"
+    "def _mkstemp(*a, dir=None, **k):\n"
+    "    if dir is not None and str(dir).endswith('cards'):\n"
+    "        _calls.append(dir)\n"
+    "        if len(_calls) >= {n}:\n"
+    "            raise PermissionError(errno.EACCES, 'Permission denied', str(dir))\n"
+    "    return _real(*a, dir=dir, **k)\n"
+    "tempfile.mkstemp = _mkstemp\n"
+)
+
+
+def test_import_into_unwritable_cards_folder(importing: Path) -> None:
+    """cards/ refuses new files (injected at the one call that creates them: root ignores permissions)."""
+    _import_fails_and_changes_nothing(importing, "E140", prelude=_FAIL_NTH_CARD_FILE.replace("{n}", "1"))
+
+
+def test_import_failing_after_some_files_are_staged(importing: Path) -> None:
+    """The fourth card file cannot be written: the three staged before it must not land either."""
+    _import_fails_and_changes_nothing(importing, "E140", prelude=_FAIL_NTH_CARD_FILE.replace("{n}", "4"))
+
+
+def test_import_with_a_bad_seed_among_good_ones(importing: Path) -> None:
+    (importing / "seeds" / "bad.txt").write_text("Hello\nworld\n", encoding="utf-8")
+    _import_fails_and_changes_nothing(importing, "E302", *SEEDS, "bad.txt")
+
+
+def test_import_with_a_file_where_cards_folder_should_be(importing: Path) -> None:
+    subprocess.run(["rm", "-r", str(importing / "cards")], check=True)
+    (importing / "cards").write_text("not a folder\n")
+    _import_fails_and_changes_nothing(importing, "E140")
+
+
+def test_import_with_a_folder_where_a_card_file_should_be(importing: Path) -> None:
+    """A folder named like a card file the import would create (or rewrite)."""
+    (importing / "cards" / "activations.yaml").mkdir()
+    (importing / "cards" / "activations.yaml" / "keep").write_text("mine")
+    _import_fails_and_changes_nothing(importing, "E340")

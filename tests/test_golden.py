@@ -7,13 +7,13 @@ from pathlib import Path
 
 from golden import GOLDEN, dumps, snapshot
 
-from deckbuild.build import load_project, output_path
+from deckbuild.plan import plan
 
 
 def test_shipped_package_matches_golden_snapshot(shipped_project: Path) -> None:
-    project, _problems = load_project(shipped_project)
-    assert project is not None
-    actual = snapshot(output_path(project))
+    package = plan(shipped_project, "check").package
+    assert package is not None
+    actual = snapshot(package)
     expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
     for key in ("decks", "models", "media"):
         assert actual[key] == expected[key], (

@@ -14,13 +14,13 @@ from deckbuild.yamlload import parse_yaml
 
 def test_internal_error_is_one_line_and_exit_2(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug (not a user's mistake) gives 'internal error ... please report', never a traceback."""
-    import deckbuild.build
+    import deckbuild.commands
 
-    def broken(_root: Path) -> list[object]:
+    def broken(_root: Path, **_options: object) -> list[object]:
         raise RuntimeError("boom")
 
     monkeypatch.delenv("DECKBUILD_DEBUG", raising=False)
-    monkeypatch.setattr(deckbuild.build, "check", broken)
+    monkeypatch.setattr(deckbuild.commands, "check", broken)
     result = CliRunner().invoke(main, ["check", "-C", str(sample)])
     assert result.exit_code == 2
     assert "internal error: RuntimeError: boom" in result.stderr and "please report" in result.stderr

@@ -18,7 +18,7 @@ import pytest
 from ankiutil import answer_all, history, import_package, new_collection, notes_by_card_id
 from conftest import write_tree
 
-from deckbuild.build import build, release
+from deckbuild.commands import build, release
 
 REPO = Path(__file__).parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "SOURCE_DATE_EPOCH": "1767225600"}

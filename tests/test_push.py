@@ -263,7 +263,7 @@ def test_status_lists_edited_and_missing_notes(sample: Path, anki_base: Path, tm
 
 def test_renamed_personal_field_reaches_1x_learners_in_place(sample: Path, tmp_path: Path, monkeypatch) -> None:
     """A 1.x package named the field Reserved1; the rename keeps its id, so Anki renames in place."""
-    from deckbuild.build import build
+    from deckbuild.commands import build
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     current = build(sample).path

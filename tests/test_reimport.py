@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ankiutil import answer_all, history, import_package, notes_by_card_id
 
-from deckbuild.build import build
+from deckbuild.commands import build
 
 
 def _edit(path: Path, old: str, new: str) -> None:

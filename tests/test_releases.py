@@ -10,8 +10,8 @@ from ankiutil import answer_all, history, import_package, notes_by_card_id
 from click.testing import CliRunner
 from conftest import write_tree
 
-from deckbuild.build import build, release
 from deckbuild.cli import main
+from deckbuild.commands import build, release
 
 DAY = 86400
 T0 = 1767225600  # 2026-01-01

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import copy_project
 
-from deckbuild.build import build
+from deckbuild.commands import build
 
 
 def test_two_builds_give_identical_bytes(tmp_path: Path, monkeypatch) -> None:

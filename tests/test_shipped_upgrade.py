@@ -15,23 +15,23 @@ from golden import snapshot
 
 from deckbuild.apkg.notetypes import NOTETYPES
 from deckbuild.apkg.package import write_package
-from deckbuild.build import load_project, output_path
 from deckbuild.model import StampedNote
+from deckbuild.plan import plan
 from deckbuild.release.versioning import read_snapshot
 
 
 def _package_1_0_0(project_root: Path, out: Path) -> dict[str, tuple[str, ...]]:
     """Write release 1.0.0's package to out; returns its notes' fields by card id."""
     released = read_snapshot(REPO / "releases" / "1.0.0.jsonl")
-    project, _problems = load_project(project_root)
-    assert project is not None
+    config = plan(project_root, "check").config
+    assert config is not None
     notes = sorted(released.notes.values(), key=lambda n: n.card_id)
     stamped = [StampedNote(n.as_rendered(i), released.time) for i, n in enumerate(notes)]
     data = write_package(
         out,
-        deck_name=project.config.name,
+        deck_name=config.name,
         deck_description="",
-        namespace=project.config.namespace,
+        namespace=config.namespace,
         notetypes=NOTETYPES,
         notetype_mods=dict.fromkeys(NOTETYPES, released.time),
         notes=stamped,
@@ -44,10 +44,10 @@ def _package_1_0_0(project_root: Path, out: Path) -> dict[str, tuple[str, ...]]:
 def test_learner_of_1_0_0_keeps_history_and_gets_the_changes(shipped_project: Path, tmp_path: Path) -> None:
     v1 = tmp_path / "deck-1.0.0.apkg"
     old_fields = _package_1_0_0(shipped_project, v1)
-    project, _problems = load_project(shipped_project)
-    assert project is not None
-    assert project.config.version != "1.0.0", "the shipped deck has a release after 1.0.0"
-    current = output_path(project)
+    checked = plan(shipped_project, "check")
+    assert checked.config is not None and checked.package is not None
+    assert checked.config.version != "1.0.0", "the shipped deck has a release after 1.0.0"
+    current = checked.package
     shipped = {note["guid"]: note for note in snapshot(current)["notes"]}
 
     col = new_collection(tmp_path / "anki")
@@ -80,6 +80,6 @@ def test_learner_of_1_0_0_keeps_history_and_gets_the_changes(shipped_project: Pa
         assert len(log.updated) == changed
         # Cards merged away in the curation are retired, not deleted, and say so.
         retired = [cid for cid in old_fields if "retired" in notes[cid].tags]
-        assert retired and all(cid not in {c.id for c in project.cards} for cid in retired)
+        assert retired and all(cid not in {c.id for c in checked.cards} for cid in retired)
     finally:
         col.close()

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -516,7 +517,7 @@ def cache_key(name: str, params: Mapping[str, Any] | None = None) -> str:
     merged = _merged(name, params)
     info = REGISTRY[name]
     h = hashlib.sha256()
-    h.update(b"deckbuild-diagram-v1\x00")
+    h.update(b"deckbuild-diagram-v2\x00")  # v2: drawn with NUMERIC_ENV
     h.update(name.encode() + b"\x00")
     h.update(json.dumps(merged, sort_keys=True, separators=(",", ":")).encode() + b"\x00")
     for module in (info.module, *_SHARED_MODULES):
@@ -559,9 +560,19 @@ def _cached(cache_dir: Path, key: str) -> Path | None:
     return png
 
 
-PARALLEL_MIN = 4
-"""Fewer diagrams to draw than this are drawn in this process: a worker pays Python's
-start-up and matplotlib's import (about a second) before its first picture."""
+NUMERIC_ENV = {
+    # numpy picks SIMD kernels for log, exp, sqrt ... by the CPU it runs on, and OpenBLAS
+    # picks its matrix kernels the same way; their last bits differ between CPUs, and a
+    # log-scaled axis or an ill-conditioned least-squares fit turns that into other pixels
+    # (seen: an AVX-512 machine drew 3 of the shipped diagrams differently).  Diagrams are
+    # therefore drawn with numpy held to its x86-64-v2 baseline and one OpenBLAS kernel, on
+    # one thread, so the bytes do not depend on which x86-64 CPU draws them.  The names are numpy 2.4's
+    # dispatch targets (pyproject pins numpy to 2.4.x; another numpy warns of unknown names).
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+    "OPENBLAS_CORETYPE": "Nehalem",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+"""Environment of the processes that draw diagrams (x86-64 only; elsewhere the CPU's own kernels)."""
 
 
 def default_jobs() -> int:
@@ -587,10 +598,10 @@ def materialize(
     diagrams that need rendering (show it as "rendering 3/24: warmup-cosine").  Raises
     DiagramError for an invalid spec before rendering anything.
 
-    With ``jobs`` > 1 (default: every core) and at least PARALLEL_MIN diagrams to draw,
-    they are drawn in that many 'spawn'ed worker processes; the bytes are the same as
-    drawn here (each picture is a pure function of its spec), and files are written here,
-    in spec order.  A generator that fails does not stop the others: every failure is
+    They are drawn in ``jobs`` (default: every core) 'spawn'ed worker processes that hold
+    numpy and OpenBLAS to fixed kernels (NUMERIC_ENV), so a picture's bytes depend on its
+    spec and the pinned library versions, not on the CPU; files are written here, in spec
+    order.  A generator that fails does not stop the others: every failure is
     raised at the end as one DiagramFailures, in spec order.
     """
     cache_dir = Path(cache_dir)
@@ -609,7 +620,7 @@ def materialize(
         return result
     cache_dir.mkdir(parents=True, exist_ok=True)
     workers = min(default_jobs() if jobs is None else max(1, jobs), len(todo))
-    drawn = _draw_parallel(todo, workers, progress) if workers > 1 and len(todo) >= PARALLEL_MIN else _draw_here(todo, progress)
+    drawn = _draw_in_workers(todo, workers, progress)
     failures = {}
     for (key, name, _params), outcome in zip(todo, drawn, strict=True):
         if isinstance(outcome, str):
@@ -636,23 +647,29 @@ def _draw_one(name: str, params: Mapping[str, Any] | None) -> bytes | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _draw_here(todo: Sequence[_Job], progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
-    drawn = []
-    for i, (_key, name, params) in enumerate(todo, start=1):
-        if progress is not None:
-            progress(i, len(todo), name)
-        drawn.append(_draw_one(name, params))
-    return drawn
+def _start_worker() -> None:
+    """Set NUMERIC_ENV in a fresh worker before numpy is imported (it reads it once, on import)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return
+    if "numpy" in sys.modules:
+        raise RuntimeError("numpy was imported before the diagram worker could fix its CPU kernels")
+    os.environ.update(NUMERIC_ENV)
 
 
-def _draw_parallel(todo: Sequence[_Job], workers: int, progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
+def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
+    """Draw in 'spawn'ed worker processes (one when jobs=1), each started by _start_worker.
+
+    Never in this process: its numpy may already be loaded with the CPU's own kernels, and
+    a fresh interpreter is safe whatever threads or state this process has (fork is not).
+    The workers import only deckbuild.diagrams and matplotlib.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    # 'spawn': a fresh interpreter per worker, safe whatever threads or state this
-    # process has (fork is not); the workers import only deckbuild.diagrams and matplotlib.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker) as pool:
         futures = [pool.submit(_draw_one, name, dict(params) if params is not None else None) for _k, name, params in todo]
         drawn = []
         for i, ((_key, name, _params), future) in enumerate(zip(todo, futures, strict=True), start=1):

@@ -1,10 +1,8 @@
-"""cards/*.yaml as the importer reads and rewrites them: safe load, key order, atomic write."""
+"""cards/*.yaml as the importer reads and rewrites them: safe load, key order, faithful dump."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -81,19 +79,6 @@ def dump_cards(cards: list[dict[str, Any]]) -> str:
         for card in cards
     ]
     return "\n".join(chunks)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and os.replace, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def load_cards(cards_dir: Path) -> dict[Path, list[dict[str, Any]]]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slug_for_question
+from deckbuild.errors import DeckbuildError
 from deckbuild.importer.cardfiles import (
     CardsFileError,
     dump_cards,
@@ -25,7 +26,6 @@ from deckbuild.importer.cardfiles import (
     set_key,
     sort_key,
     topic_file,
-    write_atomic,
 )
 from deckbuild.importer.curation import Curation, CurationEntry, load_curation
 from deckbuild.importer.matching import Slot, find_curation, match_questions, unique_id
@@ -82,13 +82,28 @@ class ImportReport:
         return [i for s in self.seeds for i in s.missing]
 
 
-def import_seeds(
+def import_seeds(project_dir: Path, seed_paths: list[Path]) -> ImportReport:
+    """Import seeds into project_dir/cards: the import plan, then apply; all files or none.
+
+    Raises SeedFormatError (bad seed), CardsFileError (unreadable cards file) or, when a
+    card file cannot be written, E140 (nothing written).
+    """
+    from deckbuild.apply import apply
+    from deckbuild.plan import plan
+
+    planned = plan(Path(project_dir), "import", seeds=seed_paths)
+    assert planned.imported is not None
+    planned.imported.written.extend(apply(planned).written)
+    return planned.imported
+
+
+def plan_import(
     project_dir: Path,
     seed_paths: list[Path],
     *,
     curation_path: Path | None = None,
-) -> ImportReport:
-    """Import seeds into project_dir/cards; writes nothing unless every seed parsed.
+) -> tuple[ImportReport, list[tuple[Path, bytes]]]:
+    """What importing the seeds would do, and the bytes of every card file it would rewrite; writes nothing.
 
     curation_path defaults to project_dir/seeds/curation.yaml.
     Raises SeedFormatError (bad seed) or CardsFileError (unreadable cards file).
@@ -163,7 +178,8 @@ def import_seeds(
 
     _link_new_cards(files, new_cards, curation, all_ids)
 
-    for path, cards in files.items():
+    writes: list[tuple[Path, bytes]] = []
+    for path, cards in sorted(files.items()):
         managed_positions = [i for i, c in enumerate(cards) if isinstance(c.get("origin"), dict)]
         ordered = sorted((cards[i] for i in managed_positions), key=sort_key)
         for position, card in zip(managed_positions, ordered, strict=True):
@@ -173,9 +189,8 @@ def import_seeds(
         text = dump_cards(cards)
         if load_yaml_text(text) != cards:  # pragma: no cover - a dumper bug, never data
             raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
-        write_atomic(path, text)
-        report.written.append(path)
-    return report
+        writes.append((path, text.encode("utf-8")))
+    return report, writes
 
 
 def _new_card(
@@ -277,10 +292,10 @@ def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], 
     """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 1 error)."""
     try:
         report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])
-    except (SeedFormatError, CardsFileError) as exc:
+    except DeckbuildError as exc:
         echo(f"error: {exc}")
         echo("nothing written to cards/")
-        return 1
+        return exc.exit_code
     for warning in report.warnings:
         echo(f"warning: {warning}")
     for seed_report in report.seeds:

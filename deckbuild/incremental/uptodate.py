@@ -144,11 +144,14 @@ def forget_state(root: Path) -> None:
         os.unlink(root / CACHE_DIR / STATE_FILE)
 
 
-def up_to_date(root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock") -> tuple[Path, dict[str, int]] | None:
+def up_to_date(
+    root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock", inputs: str | None = None
+) -> tuple[Path, dict[str, int]] | None:
     """(package path, summary) if the last build's outputs are current; None if a build is needed.
 
     A build with --strict is never skipped when the last build had warnings: it must fail.
     Any doubt (no state, unreadable state, a changed input or output) means "build".
+    `inputs`: the inputs' fingerprint, if the caller took it already.
     """
     try:
         state = json.loads((root / CACHE_DIR / STATE_FILE).read_text("utf-8"))
@@ -158,7 +161,7 @@ def up_to_date(root: Path, *, strict: bool = False, record_file: str = "deckbuil
             return None
         if outputs["package"] is None or outputs != _outputs(root, out_path, record_file):
             return None
-        if state["inputs"] != inputs_fingerprint(root):
+        if state["inputs"] != (inputs if inputs is not None else inputs_fingerprint(root)):
             return None
         summary = {str(k): int(v) for k, v in state["summary"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -11,7 +11,7 @@ must not be shrunk below MIN_MATH_SCALE of its text (the card's fit.js never goe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from deckbuild.errors import DeckbuildError, Location, Problem
@@ -107,22 +107,21 @@ class DoesNotFit(DeckbuildError):
 PHONE = (360, 740)
 
 
-def check_fit(root: Path, site: Path, keys: Sequence[str]) -> list[Problem]:
+def fit_problems(site: Path, keys: Sequence[str], where: Mapping[str, Location]) -> list[Problem]:
     """Open every card page of the preview in `site` at phone size, light and night, front and back.
 
     Returns one E190 problem per card side and mode that does not fit, located at the card's
-    source.  Needs Playwright and Chromium (the [test] extra and `apt-get install chromium`).
+    source (`where`: card id -> its place; a card without one is a retired note, which ships
+    frozen as it last shipped, with no source to fix: skipped).  Needs Playwright and
+    Chromium (the [test] extra and `apt-get install chromium`).
     """
     try:
         from playwright.sync_api import sync_playwright
     except ModuleNotFoundError as exc:
         raise PreviewError("--check-fit needs Playwright: pip install 'deckbuild[test]' (and Chromium)") from exc
-    from deckbuild.build import load_project
     from deckbuild.preview.chromium import launch_chromium
 
     site = site.resolve()
-    project, _ = load_project(root)
-    where = {card.id: card.location for card in project.cards} if project is not None else {}
     problems: list[Problem] = []
     with sync_playwright() as playwright:
         try:
@@ -133,11 +132,11 @@ def check_fit(root: Path, site: Path, keys: Sequence[str]) -> list[Problem]:
             page = browser.new_page(viewport={"width": PHONE[0], "height": PHONE[1]})
             for key in keys:
                 card_id = key.rsplit(".c", 1)[0] if re.search(r"\.c\d+$", key) else key
-                if project is not None and card_id not in where:
-                    continue  # a retired note: it ships frozen as it last shipped; no source to fix
+                location = where.get(card_id)
+                if location is None:
+                    continue
                 page.goto((site / "cards" / f"{key}.html").as_uri(), wait_until="load")
                 page.evaluate("() => MathJax.startup.promise")
-                location = where.get(card_id, Location(f"card '{card_id}'"))
                 for side in ("front", "back"):
                     if side == "back":
                         page.evaluate("() => dbPreview.flip()")

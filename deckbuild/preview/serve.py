@@ -255,11 +255,7 @@ def _rebuild(root: Path, out: Path, state: State, echo: Echo, reason: str) -> No
         state.publish(False, [f"internal error: {type(exc).__name__}: {exc}"], None)
         echo(f"internal error while rebuilding: {type(exc).__name__}: {exc}")
         return
-    from deckbuild.build import load_project, output_path
-
-    project, _ = load_project(root)
-    package = output_path(project) if project is not None else None
-    state.publish(True, [], package)
+    state.publish(True, [], result.package)
     pages = sum(1 for f in result.written if f.endswith(".html"))
     echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {result.cards} cards, {pages} pages rewritten")
 
@@ -285,10 +281,11 @@ def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Ech
 
 def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, debounce_ms: int = 200) -> None:
     """Build, serve on host:port, rebuild on every save, until Ctrl-C (returns normally then)."""
-    from deckbuild.build import load_project
+    from deckbuild.config import load_config
 
-    loaded, _ = load_project(root)
-    out = root / (loaded.config.output if loaded is not None else "dist") / "preview"
+    # Only deck.yaml is read here, for where the site goes; the first rebuild plans the project.
+    config, _problems = load_config(root)
+    out = root / (config.output if config is not None else "dist") / "preview"
     state = State()
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

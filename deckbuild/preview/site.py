@@ -1,8 +1,9 @@
 """The preview site: every card's front and back exactly as Anki renders them, browsable offline.
 
-The deck is built with the normal pipeline, imported into a throwaway collection of the
-official Anki backend, and each card is rendered there (templates, cloze, CSS), so what you
-review in `dist/preview/` is what a learner's Anki shows.  Pages are static files that work
+The deck is planned and built like `deckbuild build`, imported into a throwaway collection
+of the official Anki backend, and each card is rendered there (templates, cloze, CSS), so
+what you review in `dist/preview/` is what a learner's Anki shows; what the index shows
+about each card (kind, difficulty, topics) comes from the plan.  Pages are static files that work
 from file:// with no network: media and MathJax 3 (from the `django-static-mathjax` wheel)
 are copied next to them.  Same deck in, same bytes out.
 """
@@ -17,11 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deckbuild.errors import DeckbuildError
 
 if TYPE_CHECKING:
+    from deckbuild.plan import Plan
     from deckbuild.preview.pages import SiteWriter
 
 Progress = Callable[[int, int, str], None]
@@ -71,25 +73,36 @@ class PreviewResult:
     media: int
     views: tuple[CardView, ...]  # every card in study order, as rendered
     written: tuple[str, ...] = ()  # the files (relative to the site) this run wrote
+    package: Path | None = None  # the package the site shows
 
 
-def write_preview(root: Path, out_dir: Path, progress: Progress | None = None, *, incremental: bool = False) -> PreviewResult:
+def write_preview(
+    root: Path,
+    out_dir: Path | None = None,
+    progress: Progress | None = None,
+    *,
+    incremental: bool = False,
+    check_fit: bool = False,
+) -> PreviewResult:
     """Build the deck, render every card with the Anki backend, write the static site to `out_dir`.
 
-    `incremental` (deckbuild serve): keep a previous site and rewrite only the files whose
-    bytes changed, tracked in .deckbuild-cache/ (same result as a full run).
+    `out_dir` defaults to <output>/preview.  `incremental` (deckbuild serve): keep a previous
+    site and rewrite only the files whose bytes changed, tracked in .deckbuild-cache/ (same
+    result as a full run).  `check_fit`: then open every card at phone width (fitcheck.py).
     """
-    from deckbuild.build import build, load_project
+    from deckbuild.apply import apply
+    from deckbuild.plan import plan
 
-    # Stage 1: the package, through the same pipeline (and checks) as `deckbuild build`.
-    result = build(root, progress=progress)
-    project, _problems = load_project(root)
-    deck_name = project.config.name if project is not None else root.name
+    # Stage 1: the package, through the same plan (and checks) as `deckbuild build`.
+    planned = plan(root, "build", progress=progress)
+    apply(planned)
+    assert planned.config is not None and planned.package is not None
+    out_dir = out_dir if out_dir is not None else planned.package.parent / "preview"
     # Stage 2: render every card with the official backend; gather media.  Nothing written yet.
     with tempfile.TemporaryDirectory(prefix="deckbuild-preview-") as tmp:
-        views, media = render_cards(result.path, Path(tmp), progress)
+        sides, media = render_cards(planned.package, Path(tmp), progress)
+        views = card_views(planned, sides)
         # Stage 3: now that all data is gathered, write the site.
-        # --- incremental hook (issue 15): a writer that skips files already up to date ---
         from deckbuild.preview.pages import MANIFEST, SiteWriter
 
         manifest = root / ".deckbuild-cache" / MANIFEST
@@ -97,13 +110,25 @@ def write_preview(root: Path, out_dir: Path, progress: Progress | None = None, *
             manifest.unlink(missing_ok=True)
             _prepare(out_dir)
         writer = SiteWriter(out_dir, manifest if incremental else None)
-        _write_site(out_dir, deck_name, views, media, progress, writer)
+        _write_site(out_dir, planned.config.name, views, media, progress, writer)
         writer.finish()
-    return PreviewResult(out_dir / "index.html", len(views), len(media), tuple(views), tuple(writer.written))
+    result = PreviewResult(out_dir / "index.html", len(views), len(media), tuple(views), tuple(writer.written), planned.package)
+    if check_fit:
+        from deckbuild.preview.fitcheck import DoesNotFit, fit_problems
+
+        where = {card_id: f.location for card_id, f in planned.facets.items() if f.location is not None}
+        problems = fit_problems(out_dir, [view.key for view in views], where)
+        if problems:
+            raise DoesNotFit(problems, len({p.message.split("'")[1] for p in problems}))
+    return result
 
 
-def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[list[CardView], list[Path]]:
-    """Import `package` into a new collection in `workdir`; every card rendered, and the media files."""
+Sides = dict[tuple[str, int], tuple[str, str]]
+"""(note GUID, card ord) -> the card's question and answer side as Anki renders them."""
+
+
+def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[Sides, list[Path]]:
+    """Import `package` into a new collection in `workdir`; every card's sides, and the media files."""
     from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
 
     col = Collection(str(workdir / "collection.anki2"))
@@ -112,31 +137,10 @@ def render_cards(package: Path, workdir: Path, progress: Progress | None = None)
         col.import_anki_package(request)
         col.models._clear_cache()
         cards = [col.get_card(cid) for cid in col.find_cards("")]
-        notes = {card.nid: card.note() for card in cards}
-        counts: dict[int, int] = {}
-        for card in cards:
-            counts[card.nid] = counts.get(card.nid, 0) + 1
-        # Study order (the source order), then each cloze number.
-        cards.sort(key=lambda c: (c.due, _field(notes[c.nid], "CardId"), c.ord))
-        views = []
+        guids = {card.nid: card.note().guid for card in cards}
+        sides: Sides = {}
         for done, card in enumerate(cards, 1):
-            note = notes[card.nid]
-            card_id = _field(note, "CardId") or str(note.id)
-            key = card_id if counts[card.nid] == 1 else f"{card_id}.c{card.ord + 1}"
-            tags = sorted(note.tags)
-            front = card.question()
-            views.append(
-                CardView(
-                    key=key,
-                    card_id=card_id,
-                    kind=next((t.split("::", 1)[1] for t in tags if t.startswith("kind::")), "qa"),
-                    difficulty=next((t.split("::", 1)[1] for t in tags if t.startswith("difficulty::")), ""),
-                    topics=tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
-                    front=front,
-                    back=card.answer(),
-                    title=visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL)),
-                )
-            )
+            sides[(guids[card.nid], card.ord)] = (card.question(), card.answer())
             if progress and (done % 100 == 0 or done == len(cards)):
                 progress(done, len(cards), "rendered cards with the Anki backend")
         media_dir = Path(col.media.dir())
@@ -145,13 +149,36 @@ def render_cards(package: Path, workdir: Path, progress: Progress | None = None)
         kept.mkdir()
         for path in media:
             shutil.copyfile(path, kept / path.name)
-        return views, [kept / p.name for p in media]
+        return sides, [kept / p.name for p in media]
     finally:
         col.close()
 
 
-def _field(note: Any, name: str) -> str:
-    return str(note[name]) if name in note else ""  # noqa: SIM401 (anki's Note has no .get)
+def card_views(planned: Plan, sides: Sides) -> list[CardView]:
+    """Every card in study order (the plan's note order, then each cloze number), with the plan's facets."""
+    ords: dict[str, list[int]] = {}
+    for guid, ord_ in sorted(sides):
+        ords.setdefault(guid, []).append(ord_)
+    views = []
+    for stamped in planned.notes:
+        note = stamped.note
+        facets = planned.facets[note.card_id]
+        numbers = ords.get(note.guid, [])
+        for ord_ in numbers:
+            front, back = sides[(note.guid, ord_)]
+            views.append(
+                CardView(
+                    key=note.card_id if len(numbers) == 1 else f"{note.card_id}.c{ord_ + 1}",
+                    card_id=note.card_id,
+                    kind=facets.kind,
+                    difficulty=facets.difficulty,
+                    topics=facets.topics,
+                    front=front,
+                    back=back,
+                    title=visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL)),
+                )
+            )
+    return views
 
 
 def visible_text(rendered: str) -> str:

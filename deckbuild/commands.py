@@ -1,0 +1,137 @@
+"""check, build and release: each the plan plus a small consumer (the CLI calls these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deckbuild.apply import apply
+from deckbuild.errors import Problem
+from deckbuild.plan import Plan, Progress, Summary, plan
+
+if TYPE_CHECKING:
+    from deckbuild.collection.push import PushReport
+    from deckbuild.collection.status import StatusReport
+    from deckbuild.release.versioning import Changes
+
+
+@dataclass(frozen=True)
+class Built:
+    """A build's outcome: its plan (config, notes, ...) and whether the package was (re)written."""
+
+    plan: Plan
+    written: bool
+
+    @property
+    def summary(self) -> Summary:
+        assert self.plan.summary is not None
+        return self.plan.summary
+
+    @property
+    def path(self) -> Path:
+        return self.summary.package
+
+    @property
+    def notes(self) -> int:
+        return self.summary.notes
+
+    @property
+    def cards(self) -> int:
+        return self.summary.cards
+
+    @property
+    def media(self) -> int:
+        return self.summary.media
+
+    @property
+    def changed_notes(self) -> int:
+        return self.summary.changed_notes
+
+
+def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
+    """Every problem in the project, sorted by place; writes nothing (the cache is only read)."""
+    return list(plan(root, "check", allow_identity_change=allow_identity_change).problems)
+
+
+def build(
+    root: Path,
+    *,
+    force: bool = True,
+    strict: bool = False,
+    allow_identity_change: bool = False,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> Built:
+    """Validate everything, then write the record and `<output>/<slug>-<version>.apkg` (all or nothing).
+
+    `force=False`: nothing is done when the last build's outputs are still current.
+    """
+    planned = plan(
+        root, "build", force=force, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs, progress=progress
+    )
+    applied = apply(planned)
+    return Built(planned, planned.package in applied.written)
+
+
+@dataclass(frozen=True)
+class Released:
+    """A release's outcome: the decision (version, changes) and the build it wrote."""
+
+    plan: Plan
+    build: Built
+
+    @property
+    def version(self) -> str:
+        assert self.plan.release is not None
+        return self.plan.release.version
+
+    @property
+    def changes(self) -> Changes:
+        assert self.plan.release is not None
+        return self.plan.release.changes
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return self.plan.problems
+
+
+def release(
+    root: Path,
+    *,
+    bump: str | None = None,
+    allow_schema_change: bool = False,
+    allow_identity_change: bool = False,
+    progress: Progress | None = None,
+) -> Released:
+    """Record a release: the next version, its snapshot, the changelog, deck.yaml's version, the package."""
+    planned = plan(
+        root,
+        "release",
+        bump=bump,
+        allow_schema_change=allow_schema_change,
+        allow_identity_change=allow_identity_change,
+        progress=progress,
+    )
+    applied = apply(planned)
+    return Released(planned, Built(planned, planned.package in applied.written))
+
+
+def push(collection: Path, root: Path, *, dry_run: bool = False) -> PushReport:
+    """Build (a no-op when nothing changed), then push the package into a learner's collection."""
+    from deckbuild.collection.push import push as push_package
+
+    built = build(root)
+    config = built.plan.config
+    assert config is not None  # a forced build plans the whole project
+    return push_package(collection, built.path, namespace=config.namespace, version=config.version, dry_run=dry_run)
+
+
+def status(collection: Path, root: Path) -> StatusReport:
+    """Build (a no-op when nothing changed), then compare a learner's collection with the package."""
+    from deckbuild.collection.status import status as collection_status
+
+    built = build(root)
+    config = built.plan.config
+    assert config is not None
+    return collection_status(collection, built.path, namespace=config.namespace)

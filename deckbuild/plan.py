@@ -1,0 +1,428 @@
+"""The plan: the one place that knows the order of the stages, and everything a command would write.
+
+`plan()` reads the project and runs every stage in order -- config, cards, every problem,
+the record, figures, rendered notes, the release decision, stamps, the package -- and
+returns a frozen `Plan` holding all of it and the exact bytes of every file to write.  It
+writes no project file (only `.deckbuild-cache/`: parses, Markdown, drawn diagrams);
+`apply.apply(plan)` does, all together.  So a command that fails anywhere before apply
+has changed nothing.  Every command is this plan plus a small consumer (commands.py,
+preview/site.py, importer/update.py).
+
+This module is imported by every build, even one that is up to date: heavy modules
+(YAML, Markdown, genanki, matplotlib) are imported inside the stages that need them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
+
+if TYPE_CHECKING:
+    from deckbuild.importer.update import ImportReport
+    from deckbuild.incremental.cache import BuildCache
+    from deckbuild.model import Card, DeckConfig, MediaFile, RenderedNote, StampedNote
+    from deckbuild.release.decision import ReleaseDecision
+    from deckbuild.release.record import Clock, Record
+    from deckbuild.release.versioning import Snapshot
+
+Goal = Literal["check", "build", "release", "import"]
+Progress = Callable[[int, int, str], None]
+
+ABSENT = "absent"
+"""Output.base for a file that did not exist when the plan was made."""
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file the plan writes: where, its exact bytes, and what the plan saw there."""
+
+    path: Path
+    data: bytes
+    place: str  # where a failure to write it is reported (deck.yaml's `output`, cards/...)
+    # sha256 of the file the plan read to compute `data` (ABSENT if there was none), or None
+    # if `data` does not derive from the file's old content; apply refuses to write over a
+    # file that changed since (another deckbuild wrote it in between).
+    base: str | None = None
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What the preview shows about a note besides its fields."""
+
+    kind: str  # qa | formula | fact
+    difficulty: str
+    topics: tuple[str, ...]
+    location: Location | None  # the card's place in cards/; None for a retired note (no source left)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The line a build prints: the package, its notes, cards and media, and how many notes changed."""
+
+    package: Path
+    notes: int
+    cards: int
+    media: int
+    changed_notes: int = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a command knows before it writes, stage by stage, and every file it would write."""
+
+    root: Path
+    goal: Goal
+    inputs: str = ""  # fingerprint of everything the build read (incremental/uptodate.py)
+    up_to_date: bool = False  # the last build's outputs are current: nothing else was computed
+    config: DeckConfig | None = None
+    cards: tuple[Card, ...] = ()
+    problems: tuple[Problem, ...] = ()  # sorted by place; warnings only, unless goal is "check"
+    figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
+    notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
+    facets: Mapping[str, Facets] = field(default_factory=dict)  # by card id
+    record: Record | None = None  # the build record as this plan leaves it
+    release: ReleaseDecision | None = None
+    imported: ImportReport | None = None
+    outputs: tuple[Output, ...] = ()  # in the order apply renames them into place (crash-safe)
+    summary: Summary | None = None
+
+    @property
+    def package(self) -> Path | None:
+        """Where the package goes (also for a check, or when up to date); None without a valid deck.yaml."""
+        if self.summary is not None:
+            return self.summary.package
+        if self.config is None:
+            return None
+        return package_path(self.root, self.config)
+
+    def output(self, path: Path) -> Output | None:
+        return next((o for o in self.outputs if o.path == path), None)
+
+
+def package_path(root: Path, config: DeckConfig) -> Path:
+    return root / config.output / f"{config.slug}-{config.version}.apkg"
+
+
+def plan(
+    root: Path,
+    goal: Goal = "build",
+    *,
+    force: bool = True,
+    strict: bool = False,
+    allow_identity_change: bool = False,
+    jobs: int | None = None,
+    bump: str | None = None,
+    allow_schema_change: bool = False,
+    seeds: Sequence[Path] = (),
+    progress: Progress | None = None,
+) -> Plan:
+    """Run the stages for `goal` and return what it would write; raise a DeckbuildError if it must not.
+
+    check: stops after the problems (all of them, in the plan; the cache is only read).
+    build: `force=False` first asks whether the last build is still current (then the plan
+    says `up_to_date` and holds nothing else).  release: the release decision too.
+    import: the seed importer's new cards/*.yaml (`seeds`).  `jobs`: worker processes for
+    parsing card files and drawing diagrams (None = every core, 1 = this process).
+    """
+    if goal == "import":
+        return _import_plan(root, seeds)
+    from deckbuild.incremental import uptodate
+
+    # Stage 0: is the last build still current?  The fingerprint is taken before anything is
+    # read, so an edit made during this build makes the next build a real one.
+    inputs = uptodate.inputs_fingerprint(root) if goal == "build" else ""
+    if goal == "build" and not force:
+        current = uptodate.up_to_date(root, strict=strict, inputs=inputs)
+        if current is not None:
+            path, counts = current
+            return Plan(root, goal, inputs, up_to_date=True, summary=Summary(path, **counts))
+
+    from deckbuild.config import CONFIG_FILE
+    from deckbuild.incremental.cache import open_cache
+
+    # The cache is written only inside a deck project (never a stray folder in the wrong place).
+    with open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file()) as cache:
+        return _plan(
+            root,
+            goal,
+            inputs,
+            cache,
+            strict=strict,
+            allow_identity_change=allow_identity_change,
+            jobs=jobs,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
+            progress=progress,
+        )
+
+
+def _plan(
+    root: Path,
+    goal: Goal,
+    inputs: str,
+    cache: BuildCache,
+    *,
+    strict: bool,
+    allow_identity_change: bool,
+    jobs: int | None,
+    bump: str | None,
+    allow_schema_change: bool,
+    progress: Progress | None,
+) -> Plan:
+    from deckbuild.config import load_config
+    from deckbuild.media import check_images
+    from deckbuild.release import record as record_stage
+    from deckbuild.release.identity import check_identity
+    from deckbuild.sources import load_cards
+    from deckbuild.validate import validate_cards, validate_diagrams
+
+    # Stage 1: the deck's configuration.
+    config, problems = load_config(root)
+    # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
+    # (unchanged files come from the cache; the others are parsed by `jobs` worker processes,
+    # which also render their Markdown for stage 7: incremental/parallel.py).
+    card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check")
+    problems += card_problems
+    cards = tuple(card_list)
+    # Stage 3: what earlier builds left: the build record (an unreadable one is reported
+    # once the sources are known to be valid, as before any write).
+    try:
+        record: Record | None = record_stage.load_record(root)
+        unreadable: LocatedError | None = None
+    except LocatedError as exc:
+        record, unreadable = None, exc
+    # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
+    # (named as they shipped), and identity against what shipped.
+    problems += validate_cards(cards)
+    problems += validate_diagrams(cards)
+    shipped = (record.extra.get("media") or {}) if record is not None else {}
+    images, image_problems = check_images(root, cards, shipped)
+    problems += image_problems
+    if config is not None:
+        releasing = goal == "release"
+        problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
+    cache.commit()  # keep the good files' parses even if the project is invalid
+    problems = sorted(problems, key=lambda p: (p.location, p.code))
+    if goal == "check":
+        return Plan(root, goal, config=config, cards=cards, problems=tuple(problems))
+    if config is None or has_errors(problems) or (strict and problems):
+        raise ProjectInvalid(problems)
+    if unreadable is not None:
+        raise unreadable
+    assert record is not None
+    _refuse_outside(root, package_path(root, config))
+
+    # Stage 5: the last release, whose retired notes keep shipping.
+    from deckbuild.release import versioning
+
+    previous = versioning.latest_snapshot(root, record.extra)
+    if goal == "build":
+        _refuse_schema_change(previous)
+    # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
+    from deckbuild.figures import figures as figure_stage
+
+    figures = figure_stage(root, cards, images, progress, jobs)
+    # Stage 7: render every card to a note (fields, tags, GUID, study order); a note whose
+    # inputs did not change since the last build comes from the cache, and the others use
+    # the Markdown renderings of the last build and of the parse workers.
+    rendered = _render(config, cards, figures, cache)
+    cache.commit()
+    clock = record_stage.Clock()
+    # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
+    decision = None
+    if goal == "release":
+        from deckbuild.release.decision import decide
+
+        media = [m.name for m, _ill in figures.values()]
+        decision = decide(root, config, rendered, previous, media, clock, bump=bump, allow_schema_change=allow_schema_change)
+        config = dataclasses.replace(config, version=decision.version)
+        record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
+        previous = decision.snapshot
+    # Stage 9: notes retired in the last release keep shipping as they last shipped.
+    retired = _retired(rendered, previous)
+    # Stage 10: stamp each note with its mod from the record; the clock is read only for changes.
+    stamped, notetype_mods, new_record, changed = _stamp(config, rendered + retired, figures, record, clock)
+    # Stage 11: the package, in memory.
+    out = package_path(root, config)
+    counts: dict[str, int] = {}
+    package = _package(out, config, stamped, notetype_mods, figures, new_record, cache, counts)
+    # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
+    # at any moment: the release's files, then the record, then the package (which derives
+    # from the record; a record newer than the package is repaired by the next build).
+    outputs = [Output(path, data, config.output, file_digest(path)) for path, data in (decision.files if decision else ())]
+    outputs.append(
+        Output(
+            root / record_stage.RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / record_stage.RECORD_FILE)
+        )
+    )
+    outputs.append(Output(out, package, config.output))
+    media_count = len({m.name for m, _ill in figures.values()})
+    anki_cards = counts["cards"]  # what Anki will count: the package's card rows
+    return Plan(
+        root,
+        goal,
+        inputs,
+        config=config,
+        cards=cards,
+        problems=tuple(problems),
+        figures=figures,
+        notes=tuple(stamped),
+        facets=_facets(cards, retired),
+        record=new_record,
+        release=decision,
+        outputs=tuple(outputs),
+        summary=Summary(out, len(stamped), anki_cards, media_count, changed),
+    )
+
+
+def _import_plan(root: Path, seeds: Sequence[Path]) -> Plan:
+    """Stage by stage: every seed parsed, matched to the cards, and the card files to rewrite."""
+    from deckbuild.importer.update import plan_import
+
+    report, files = plan_import(root, list(seeds))
+    outputs = tuple(Output(path, data, path.relative_to(root).as_posix(), file_digest(path)) for path, data in files)
+    return Plan(root, "import", imported=report, outputs=outputs)
+
+
+def _refuse_outside(root: Path, out: Path) -> None:
+    """deck.yaml keeps `output` inside the project; a symlinked folder must not lead out of it."""
+    if not out.parent.resolve().is_relative_to(root.resolve()):
+        raise LocatedError(
+            Location("deck.yaml"), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
+        )
+
+
+def _refuse_schema_change(snapshot: Snapshot | None) -> None:
+    """A build may not ship a released note type with other fields or templates (E501)."""
+    from deckbuild.apkg.notetypes import NOTETYPES
+
+    if snapshot is None:
+        return
+    for key, notetype in NOTETYPES.items():
+        released = snapshot.schemas.get(key)
+        if released is not None and released != notetype.schema() and not notetype.renames_in_place(released):
+            raise LocatedError(
+                Location("deckbuild/apkg/notetypes.py"),
+                "E501",
+                f"note type '{key}' changed its fields or templates since release {snapshot.version}; Anki would "
+                "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
+                "release that says so: deckbuild release --bump major --allow-schema-change",
+            )
+
+
+def _render(
+    config: DeckConfig, cards: Sequence[Card], figures: Mapping[str, tuple[MediaFile, bool]], cache: BuildCache
+) -> list[RenderedNote]:
+    from deckbuild import notes as notes_stage
+    from deckbuild.incremental.cache import NoteReuse
+    from deckbuild.render import RenderMemo
+
+    memo = RenderMemo(cache.markdown())
+    reuse = NoteReuse(cache, config.namespace, figures)
+    rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse)
+    cache.store_markdown(memo.fresh, memo.used)
+    cache.save_notes()
+    return rendered
+
+
+def _retired(rendered: Sequence[RenderedNote], snapshot: Snapshot | None) -> list[RenderedNote]:
+    if snapshot is None:
+        return []
+    current = {n.card_id for n in rendered}
+    guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
+    gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
+    return [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
+
+
+def _stamp(
+    config: DeckConfig,
+    notes: Sequence[RenderedNote],
+    figures: Mapping[str, tuple[MediaFile, bool]],
+    record: Record,
+    clock: Clock,
+) -> tuple[list[StampedNote], dict[str, int], Record, int]:
+    """Stamped notes, note type mods, the new record, and how many notes changed since the old one."""
+    from deckbuild.apkg.notetypes import NOTETYPES
+    from deckbuild.release import identity
+    from deckbuild.release.record import stamp_notes
+
+    hashes = {key: nt.content_hash() for key, nt in NOTETYPES.items()}
+    stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
+    new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
+    changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
+    return stamped, notetype_mods, new_record, changed
+
+
+def _package(
+    out: Path,
+    config: DeckConfig,
+    stamped: Sequence[StampedNote],
+    notetype_mods: Mapping[str, int],
+    figures: Mapping[str, tuple[MediaFile, bool]],
+    record: Record,
+    cache: BuildCache,
+    counts: dict[str, int],
+) -> bytes:
+    """The package's bytes; `counts` receives its numbers of notes and cards."""
+    from deckbuild.apkg.notetypes import NOTETYPES
+    from deckbuild.apkg.package import write_package
+    from deckbuild.release import versioning
+    from deckbuild.render import markdown_html, plain
+
+    media = sorted({m.name: m for m, _ill in figures.values()}.values(), key=lambda m: m.name)
+    latest = versioning.description_changes(record.extra)
+    description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
+    if latest:
+        description += f"<p>{plain(latest)}</p>"
+    card_ords = cache.card_ords()
+    data = write_package(
+        out,
+        deck_name=config.name,
+        deck_description=description,
+        namespace=config.namespace,
+        notetypes=NOTETYPES,
+        notetype_mods=notetype_mods,
+        notes=stamped,
+        media=media,
+        card_ords=card_ords,
+        counts=counts,
+    )
+    cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
+    cache.commit()
+    return data
+
+
+def _facets(cards: Sequence[Card], retired: Sequence[RenderedNote]) -> dict[str, Facets]:
+    """Kind, difficulty (inherited from the `of` card), topics and place of every note."""
+    from deckbuild.notes import effective
+
+    by_id = {card.id: card for card in cards}
+    facets = {}
+    for card in cards:
+        difficulty, topics, _source = effective(card, by_id)
+        facets[card.id] = Facets(card.kind, difficulty, tuple(topics), card.location)
+    for note in retired:  # no source left: what its tags say
+        tags = note.tags
+        facets[note.card_id] = Facets(
+            next((t.split("::", 1)[1] for t in tags if t.startswith("kind::")), "qa"),
+            next((t.split("::", 1)[1] for t in tags if t.startswith("difficulty::")), ""),
+            tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
+            None,
+        )
+    return facets
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes; ABSENT if there is no readable file (a folder in the way is
+    reported when apply writes)."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ABSENT

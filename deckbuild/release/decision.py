@@ -1,0 +1,98 @@
+"""The release decision: the next version, what changed since the last release, and the files a release adds.
+
+A pure stage of the plan: it reads deck.yaml and CHANGELOG.md to compute their new bytes
+but writes nothing (apply.py does, together with the record and the package).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deckbuild.errors import LocatedError, Location
+from deckbuild.model import DeckConfig, RenderedNote
+from deckbuild.release import identity, versioning
+from deckbuild.release.record import Clock
+
+
+@dataclass(frozen=True)
+class ReleaseDecision:
+    """What `deckbuild release` ships: the version, the changes, the snapshot and its files."""
+
+    version: str
+    time: int
+    changes: versioning.Changes
+    snapshot: versioning.Snapshot
+    info: Mapping[str, Any]  # the build record's "release" entry
+    files: tuple[tuple[Path, bytes], ...]  # the snapshot, deck.yaml, CHANGELOG.md, in the order they are written
+
+
+def decide(
+    root: Path,
+    config: DeckConfig,
+    rendered: Sequence[RenderedNote],
+    previous: versioning.Snapshot | None,
+    media: Sequence[str],
+    clock: Clock,
+    *,
+    bump: str | None = None,
+    allow_schema_change: bool = False,
+) -> ReleaseDecision:
+    """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170)."""
+    from deckbuild.apkg.notetypes import NOTETYPES
+
+    current = {n.card_id: versioning.published(n) for n in rendered}
+    schemas = {key: nt.schema() for key, nt in NOTETYPES.items()}
+    changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas))
+    needed = changes.needed_bump()
+    where = Location("deck.yaml")
+    if previous is None:
+        version = versioning.bump(config.version, bump) if bump else config.version
+        identity.refuse_minor_namespace_change(changes, bump or "")
+    else:
+        if needed is None and bump is None:
+            raise LocatedError(
+                where,
+                "E502",
+                f"nothing changed since release {previous.version}; edit cards first, or force a release with --bump",
+            )
+        part = bump or needed
+        assert part is not None
+        if changes.schema_changed and (part != "major" or not allow_schema_change):
+            raise LocatedError(
+                where,
+                "E501",
+                f"note type(s) {', '.join(changes.schema_changed)} changed fields or templates since release "
+                f"{previous.version}; Anki would create a duplicate note type. Revert the change, or ship it as a "
+                "major release that says so: deckbuild release --bump major --allow-schema-change",
+            )
+        identity.refuse_minor_namespace_change(changes, part)
+        version = versioning.bump(previous.version, part)
+    # The one read of the clock for this release; every changed note gets this time.
+    now = clock.now()
+    notice = NOTETYPES["qa"].fields.index("Notice")
+    retired = {n.card_id: versioning.retire(n, version, notice) for n in changes.retired}
+    if previous is not None:
+        guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
+        retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
+    snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), {**current, **retired})
+    changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), config.name)
+    files = (
+        (versioning.snapshot_path(root, version), snapshot.to_bytes()),
+        (root / "deck.yaml", versioned_deck_yaml(root, version)),
+        (root / versioning.CHANGELOG, changelog),
+    )
+    info = {"version": version, "time": now, "summary": changes.summary()}
+    return ReleaseDecision(version, now, changes, snapshot, info, files)
+
+
+def versioned_deck_yaml(root: Path, version: str) -> bytes:
+    """deck.yaml's bytes with its version line set to version, keeping comments and layout."""
+    text = (root / "deck.yaml").read_text("utf-8")
+    new, count = re.subn(r"(?m)^(version:[ \t]*)[\"']?[^\s#\"']+[\"']?", lambda m: m.group(1) + version, text, count=1)
+    if count != 1:
+        new = text.rstrip("\n") + f"\nversion: {version}\n"
+    return new.encode()
