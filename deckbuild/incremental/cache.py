@@ -83,21 +83,23 @@ class BuildCache:
         self._used_parsed.add(key)
         return result
 
-    def store_parsed(self, key: bytes, cards: list[Card], problems: list[Problem], digests: list[bytes] | None = None) -> None:
-        """Keep a file's parse; `digests`: its cards' card_digest if already computed (by a worker)."""
+    def store_parsed(
+        self,
+        key: bytes,
+        cards: list[Card],
+        problems: list[Problem],
+        digests: list[bytes] | None = None,
+        encoded: str | None = None,
+    ) -> None:
+        """Keep a file's parse; `digests` (its cards' card_digest) and `encoded` (encode_parsed)
+        if a parse worker already computed them."""
         if not self._writable:
             return
         self._used_parsed.add(key)
         digests = [card_digest(c) for c in cards] if digests is None else digests
         self._remember_digests(cards, digests)
         try:
-            value = json.dumps(
-                {
-                    "cards": [_card_json(c) for c in cards],
-                    "problems": [_problem_json(p) for p in problems],
-                    "digests": [d.hex() for d in digests],
-                }
-            )
+            value = encode_parsed(cards, problems, digests) if encoded is None else encoded
             assert self._conn is not None
             self._conn.execute("INSERT OR REPLACE INTO parsed VALUES (?, ?)", (key, value))
         except (sqlite3.Error, TypeError, ValueError):
@@ -185,15 +187,24 @@ class BuildCache:
             [note.card_id, note.guid, note.notetype, note.fields, note.tags, note.content_hash, note.media, note.previous_ids],
             ensure_ascii=False,
         )
+        if len(self._fresh_notes) >= 1000:  # written as they come: a first build's would be its size again in memory
+            self._flush_notes()
+
+    def _flush_notes(self) -> None:
+        try:
+            assert self._conn is not None
+            self._conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?)", self._fresh_notes.items())
+        except sqlite3.Error:
+            pass
+        self._fresh_notes = {}
 
     def save_notes(self) -> None:
         """Write the notes rendered this build; forget unused ones once they pile up."""
         if not self._writable:
             return
         assert self._conn is not None
+        self._flush_notes()
         try:
-            self._conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?)", self._fresh_notes.items())
-            self._fresh_notes = {}
             total = self._conn.execute("SELECT count(*) FROM notes").fetchone()[0]
             if total > 2 * len(self._used_notes) + 100:
                 _keep_only(self._conn, "notes", self._used_notes)
@@ -225,6 +236,17 @@ class BuildCache:
         if self._writable and self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.commit()
+
+
+def encode_parsed(cards: list[Card], problems: list[Problem], digests: list[bytes]) -> str:
+    """A card file's parse as the cache stores it (raises TypeError for a value JSON cannot hold)."""
+    return json.dumps(
+        {
+            "cards": [_card_json(c) for c in cards],
+            "problems": [_problem_json(p) for p in problems],
+            "digests": [d.hex() for d in digests],
+        }
+    )
 
 
 def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
@@ -333,30 +355,39 @@ def _figure(data: Any) -> Figure | None:
     return Figure(alt=alt, diagram=diagram, params=_tuples(params), file=file, location=_location(location) if location else None)
 
 
-class _KeyLocations(Mapping[str, Location]):
-    """A cached card's key -> Location map, decoded when first read.
+class KeyLocations(Mapping[str, Location]):
+    """A card's key -> Location map, kept as JSON data (or its text) and decoded when first read.
 
-    Only cards with a problem are ever asked where a key is, so most never decode theirs
-    (decoding every one was a third of loading a large deck from the cache).
+    Only cards with a problem are ever asked where a key is, so most never decode theirs;
+    decoding every one was a third of loading a large deck from the cache, and the decoded
+    maps were a third of the memory a large first build's cards take.
     """
 
-    def __init__(self, raw: dict[str, list[Any]]) -> None:
+    def __init__(self, raw: dict[str, list[Any]] | str) -> None:
         self._raw = raw
         self._decoded: dict[str, Location] | None = None
 
+    @classmethod
+    def compact(cls, locations: Mapping[str, Location]) -> KeyLocations:
+        return cls(json.dumps({k: _loc(v) for k, v in locations.items()}, separators=(",", ":")))
+
     def _map(self) -> dict[str, Location]:
         if self._decoded is None:
-            self._decoded = {k: _location(v) for k, v in self._raw.items()}
+            raw = json.loads(self._raw) if isinstance(self._raw, str) else self._raw
+            self._decoded = {k: _location(v) for k, v in raw.items()}
         return self._decoded
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (KeyLocations, (self._raw,))  # never the decoded map
 
     def __getitem__(self, key: str) -> Location:
         return self._map()[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
+        return iter(self._map())
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._map())
 
 
 # Card fields as positional lists (a 100k-card deck decodes ~2x faster than dicts of names).
@@ -369,7 +400,7 @@ _ENCODE: dict[str, Any] = {
 }
 _DECODE: dict[str, Any] = {
     "location": _location,
-    "key_locations": lambda value: _KeyLocations(value),
+    "key_locations": lambda value: KeyLocations(value),
     "figure": _figure,
 }
 

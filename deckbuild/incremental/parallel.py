@@ -14,6 +14,7 @@ speed: that file is parsed again in this process.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -29,7 +30,8 @@ MIN_BYTES = 64 * 1024
 MIN_FILES = 2
 
 Job = tuple[Path, str, bytes | None]  # path, display path, bytes already read (or None)
-Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None]  # + renderings, digests
+# cards, problems, renderings, card digests, the cache's encoding of the parse
+Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None]
 
 
 def default_jobs() -> int:
@@ -57,15 +59,24 @@ def _size(path: Path) -> int:
 
 
 def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
-    """One file's cards and problems (and, if asked, its texts' renderings and its cards'
-    digests for the note cache): a worker's job."""
-    from deckbuild.incremental.cache import card_digest
+    """One file's cards and problems -- and, for a build, its texts' renderings, its cards'
+    digests and the parse as the cache stores it: a worker's job."""
+    from deckbuild.incremental.cache import KeyLocations, card_digest, encode_parsed
     from deckbuild.sources import _load_file
 
     cards, problems = _load_file(path, display, raw)
-    if not prerender:
-        return cards, problems, {}, None
-    return cards, problems, prerender_texts(cards), [card_digest(card) for card in cards]
+    digests = [card_digest(card) for card in cards] if prerender else None
+    encoded: str | None = None
+    if digests is not None:
+        try:
+            encoded = encode_parsed(cards, problems, digests)
+        except (TypeError, ValueError):
+            encoded = None  # the parent finds out again and does not cache it
+    rendered = prerender_texts(cards) if prerender else {}
+    # Sent back with their key locations as JSON text, decoded only if a problem needs one
+    # (a few hundred bytes a card instead of a dict of Location objects, in the parent).
+    cards = [dataclasses.replace(card, key_locations=KeyLocations.compact(card.key_locations)) for card in cards]
+    return cards, problems, rendered, digests, encoded
 
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
@@ -101,5 +112,5 @@ def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> list[P
             try:
                 results.append(future.result())
             except Exception:  # a lost worker: parse that file here, as a serial build would
-                results.append(parse_here(path, display, raw, False))
+                results.append(parse_here(path, display, raw, prerender))
     return results
