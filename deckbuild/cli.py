@@ -244,7 +244,13 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
     """
     from deckbuild.commands import release as run_release
 
-    result = run_release(project, bump=bump, allow_schema_change=allow_schema_change, allow_identity_change=allow_identity_change)
+    result = run_release(
+        project,
+        bump=bump,
+        allow_schema_change=allow_schema_change,
+        allow_identity_change=allow_identity_change,
+        progress=_progress(quiet=False),
+    )
     _report(result.warnings)
     click.echo(f"released {result.version}: {result.changes.summary()}")
     click.echo(f"wrote {_relative(result.build.path)}: {result.build.notes} notes, {result.build.cards} cards")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from deckbuild.errors import Location
 
-CardKind = Literal["qa", "formula", "fact"]
+CardKind = Literal["qa", "formula", "fact", "note"]  # "note": a card of a declared note type
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, what): called as a long stage takes up each item."""
 DIFFICULTIES = ("easy", "medium", "hard")
+RETIRED_TAG = "retired"
+"""The tag of a note whose card left the sources: it keeps shipping, so learners can find it."""
 
 
 @dataclass(frozen=True)
@@ -69,23 +73,15 @@ class Card:
     missing_code: bool = False
     retired: bool = False
     previous_ids: tuple[str, ...] = ()  # ids the card had before (oldest first): its GUID follows the first
+    notetype: str = ""  # kind "note": the key of its declared note type (notetypes/<key>/)
+    note_fields: tuple[tuple[str, str, bool], ...] = ()  # kind "note": (field, text, text is HTML), as written
+    deck: str = ""  # its subdeck under the deck's name ("Verbs" = "<name>::Verbs"); "" = the deck itself
+    guid: str = ""  # an existing note's GUID to keep (adopt); overrides the derived one
     key_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)
 
     def where(self, key: str) -> Location:
         """The location of one key's value, falling back to the card's start."""
         return self.key_locations.get(key, self.location)
-
-
-@dataclass(frozen=True)
-class Project:
-    """A loaded deck project: its config and every card, in source order."""
-
-    root: Path
-    config: DeckConfig
-    cards: tuple[Card, ...]
-
-    def by_id(self) -> dict[str, Card]:
-        return {card.id: card for card in self.cards}
 
 
 @dataclass(frozen=True)
@@ -111,6 +107,7 @@ class RenderedNote:
     content_hash: str
     media: tuple[str, ...] = ()
     previous_ids: tuple[str, ...] = ()  # the card's earlier ids: its mod must pass theirs
+    deck: str = ""  # its subdeck under the deck's name; "" = the deck itself
 
 
 @dataclass(frozen=True)

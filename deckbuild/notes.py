@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
-from deckbuild.apkg.notetypes import CLOZE, QA
+from deckbuild.apkg.notetypes import CLOZE, QA, NoteType
 from deckbuild.model import Card, MediaFile, RenderedNote
 from deckbuild.render import RenderMemo, figure_html, plain, related_html
 
@@ -51,8 +51,10 @@ def render_notes(
     figures: Mapping[str, tuple[MediaFile, bool]],
     memo: RenderMemo | None = None,
     reuse: NoteReuse | None = None,
+    declared: Mapping[str, NoteType] | None = None,
 ) -> list[RenderedNote]:
-    """Render every card; `figures` maps card id -> (its image, whether values are illustrative).
+    """Render every card; `figures` maps card id -> (its image, whether values are illustrative);
+    `declared`: the project's own note types, for its cards of kind "note".
 
     `memo` holds the renderings of earlier builds and workers (a fresh one if not given);
     `reuse` hands back notes of the last build whose inputs did not change.
@@ -66,6 +68,11 @@ def render_notes(
             duplicates_of.setdefault(card.duplicate_of, []).append(card.id)
     notes = []
     for due, card in enumerate(cards):
+        if card.kind == "note":
+            from deckbuild.notetypes.fields import render_declared
+
+            notes.append(render_declared(card, (declared or {})[card.notetype], namespace, due, memo))
+            continue
         if reuse is not None:
             hit = reuse.lookup(card, due, by_id, duplicates_of)
             if hit is not None:
@@ -117,7 +124,7 @@ def render_notes(
         tags = card_tags(card, difficulty, topics, source)
         note = RenderedNote(
             card_id=card.id,
-            guid=ids.card_guid(namespace, card.id, card.previous_ids),
+            guid=card.guid or ids.card_guid(namespace, card.id, card.previous_ids),
             notetype=notetype.key,
             fields=fields,
             tags=tags,
@@ -125,6 +132,7 @@ def render_notes(
             content_hash=content_hash(notetype.key, fields, tags),
             media=media,
             previous_ids=card.previous_ids,
+            deck=card.deck,
         )
         if reuse is not None:
             reuse.store(card, note)

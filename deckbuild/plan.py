@@ -15,14 +15,17 @@ This module is imported by every build, even one that is up to date: heavy modul
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
+from deckbuild.layout import CONFIG_FILE, RECORD_FILE
+from deckbuild.model import Progress
 
 if TYPE_CHECKING:
+    from deckbuild.apkg.notetypes import NoteType
     from deckbuild.importer.update import ImportReport
     from deckbuild.incremental.cache import BuildCache
     from deckbuild.model import Card, DeckConfig, MediaFile, RenderedNote, StampedNote
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
     from deckbuild.release.versioning import Snapshot
 
 Goal = Literal["check", "build", "release", "import"]
-Progress = Callable[[int, int, str], None]
 
 ABSENT = "absent"
 """Output.base for a file that did not exist when the plan was made."""
@@ -54,7 +56,7 @@ class Output:
 class Facets:
     """What the preview shows about a note besides its fields."""
 
-    kind: str  # qa | formula | fact
+    kind: str  # its kind:: tag (formula, fact, or an author's own such as scenario); qa without one
     difficulty: str
     topics: tuple[str, ...]
     location: Location | None  # the card's place in cards/; None for a retired note (no source left)
@@ -81,6 +83,7 @@ class Plan:
     up_to_date: bool = False  # the last build's outputs are current: nothing else was computed
     config: DeckConfig | None = None
     cards: tuple[Card, ...] = ()
+    notetypes: Mapping[str, NoteType] = field(default_factory=dict)  # every note type shipped, built-in ones first
     problems: tuple[Problem, ...] = ()  # sorted by place; warnings only, unless goal is "check"
     figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
     notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
@@ -99,9 +102,6 @@ class Plan:
         if self.config is None:
             return None
         return package_path(self.root, self.config)
-
-    def output(self, path: Path) -> Output | None:
-        return next((o for o in self.outputs if o.path == path), None)
 
 
 def package_path(root: Path, config: DeckConfig) -> Path:
@@ -142,7 +142,6 @@ def plan(
             path, counts = current
             return Plan(root, goal, inputs, up_to_date=True, summary=Summary(path, **counts))
 
-    from deckbuild.config import CONFIG_FILE
     from deckbuild.incremental.cache import open_cache
 
     # The cache is written only inside a deck project (never a stray folder in the wrong place).
@@ -174,15 +173,21 @@ def _plan(
     allow_schema_change: bool,
     progress: Progress | None,
 ) -> Plan:
+    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.config import load_config
     from deckbuild.media import check_images
+    from deckbuild.notetypes.fields import check_declared_cards, check_guids
+    from deckbuild.notetypes.load import load_notetypes
     from deckbuild.release import record as record_stage
     from deckbuild.release.identity import check_identity
     from deckbuild.sources import load_cards
     from deckbuild.validate import validate_cards, validate_diagrams
 
-    # Stage 1: the deck's configuration.
+    # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
+    declared, notetype_problems = load_notetypes(root)
+    problems += notetype_problems
+    notetypes = {**NOTETYPES, **declared}
     # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
     # (unchanged files come from the cache; the others are parsed by `jobs` worker processes,
     # which also render their Markdown for stage 7: incremental/parallel.py).
@@ -200,16 +205,18 @@ def _plan(
     # (named as they shipped), and identity against what shipped.
     problems += validate_cards(cards)
     problems += validate_diagrams(cards)
+    problems += check_declared_cards(root, cards, declared)
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
     problems += image_problems
     if config is not None:
         releasing = goal == "release"
+        problems += check_guids(config.namespace, cards)
         problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
     cache.commit()  # keep the good files' parses even if the project is invalid
     problems = sorted(problems, key=lambda p: (p.location, p.code))
     if goal == "check":
-        return Plan(root, goal, config=config, cards=cards, problems=tuple(problems))
+        return Plan(root, goal, config=config, cards=cards, notetypes=notetypes, problems=tuple(problems))
     if config is None or has_errors(problems) or (strict and problems):
         raise ProjectInvalid(problems)
     if unreadable is not None:
@@ -221,8 +228,9 @@ def _plan(
     from deckbuild.release import versioning
 
     previous = versioning.latest_snapshot(root, record.extra)
+    _refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
-        _refuse_schema_change(previous)
+        _refuse_schema_change(previous, notetypes)
     # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
     from deckbuild.figures import figures as figure_stage
 
@@ -230,7 +238,7 @@ def _plan(
     # Stage 7: render every card to a note (fields, tags, GUID, study order); a note whose
     # inputs did not change since the last build comes from the cache, and the others use
     # the Markdown renderings of the last build and of the parse workers.
-    rendered = _render(config, cards, figures, cache)
+    rendered = _render(config, cards, figures, declared, cache)
     cache.commit()
     clock = record_stage.Clock()
     # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
@@ -238,30 +246,32 @@ def _plan(
     if goal == "release":
         from deckbuild.release.decision import decide
 
-        media = [m.name for m, _ill in figures.values()]
-        decision = decide(root, config, rendered, previous, media, clock, bump=bump, allow_schema_change=allow_schema_change)
+        media = [m.name for m in _media(root, figures, rendered, declared)]
+        decision = decide(
+            root, config, rendered, previous, media, clock, notetypes, bump=bump, allow_schema_change=allow_schema_change
+        )
         config = dataclasses.replace(config, version=decision.version)
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
         previous = decision.snapshot
     # Stage 9: notes retired in the last release keep shipping as they last shipped.
     retired = _retired(rendered, previous)
     # Stage 10: stamp each note with its mod from the record; the clock is read only for changes.
-    stamped, notetype_mods, new_record, changed = _stamp(config, rendered + retired, figures, record, clock)
-    # Stage 11: the package, in memory.
+    stamped, notetype_mods, new_record, changed = _stamp(config, rendered + retired, figures, notetypes, record, clock)
+    # Stage 11: the package, in memory, with every file its notes and note types name.
     out = package_path(root, config)
+    media_files = _media(root, figures, rendered + retired, declared)
     counts: dict[str, int] = {}
-    package = _package(out, config, stamped, notetype_mods, figures, new_record, cache, counts)
+    package = _package(out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts)
     # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
     # at any moment: the release's files, then the record, then the package (which derives
     # from the record; a record newer than the package is repaired by the next build).
-    outputs = [Output(path, data, config.output, file_digest(path)) for path, data in (decision.files if decision else ())]
-    outputs.append(
-        Output(
-            root / record_stage.RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / record_stage.RECORD_FILE)
-        )
-    )
+    outputs = [
+        Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
+        for path, data in (decision.files if decision else ())
+    ]
+    outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / RECORD_FILE)))
     outputs.append(Output(out, package, config.output))
-    media_count = len({m.name for m, _ill in figures.values()})
+    media_count = len(media_files)
     anki_cards = counts["cards"]  # what Anki will count: the package's card rows
     return Plan(
         root,
@@ -269,10 +279,11 @@ def _plan(
         inputs,
         config=config,
         cards=cards,
+        notetypes=notetypes,
         problems=tuple(problems),
         figures=figures,
         notes=tuple(stamped),
-        facets=_facets(cards, retired),
+        facets=_facets(cards, stamped),
         record=new_record,
         release=decision,
         outputs=tuple(outputs),
@@ -293,21 +304,19 @@ def _refuse_outside(root: Path, out: Path) -> None:
     """deck.yaml keeps `output` inside the project; a symlinked folder must not lead out of it."""
     if not out.parent.resolve().is_relative_to(root.resolve()):
         raise LocatedError(
-            Location("deck.yaml"), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
+            Location(CONFIG_FILE), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
         )
 
 
-def _refuse_schema_change(snapshot: Snapshot | None) -> None:
+def _refuse_schema_change(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
     """A build may not ship a released note type with other fields or templates (E501)."""
-    from deckbuild.apkg.notetypes import NOTETYPES
-
     if snapshot is None:
         return
-    for key, notetype in NOTETYPES.items():
+    for key, notetype in notetypes.items():
         released = snapshot.schemas.get(key)
         if released is not None and released != notetype.schema() and not notetype.renames_in_place(released):
             raise LocatedError(
-                Location("deckbuild/apkg/notetypes.py"),
+                Location(notetype.source or "deckbuild/apkg/notetypes.py"),
                 "E501",
                 f"note type '{key}' changed its fields or templates since release {snapshot.version}; Anki would "
                 "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
@@ -315,8 +324,25 @@ def _refuse_schema_change(snapshot: Snapshot | None) -> None:
             )
 
 
+def _refuse_missing_notetypes(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
+    """A released note type must stay declared: its notes keep shipping, retired ones too (E224)."""
+    if snapshot is None:
+        return
+    for key in sorted(set(snapshot.schemas) - set(notetypes)):
+        raise LocatedError(
+            Location(f"notetypes/{key}"),
+            "E224",
+            f"note type '{key}' shipped in release {snapshot.version} and its notes keep shipping (Anki never deletes "
+            f"them, and retired ones ship as they last did); restore notetypes/{key}/ (git checkout notetypes/{key})",
+        )
+
+
 def _render(
-    config: DeckConfig, cards: Sequence[Card], figures: Mapping[str, tuple[MediaFile, bool]], cache: BuildCache
+    config: DeckConfig,
+    cards: Sequence[Card],
+    figures: Mapping[str, tuple[MediaFile, bool]],
+    declared: Mapping[str, NoteType],
+    cache: BuildCache,
 ) -> list[RenderedNote]:
     from deckbuild import notes as notes_stage
     from deckbuild.incremental.cache import NoteReuse
@@ -324,7 +350,7 @@ def _render(
 
     memo = RenderMemo(cache.markdown())
     reuse = NoteReuse(cache, config.namespace, figures)
-    rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse)
+    rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse, declared)
     cache.store_markdown(memo.fresh, memo.used)
     cache.save_notes()
     return rendered
@@ -343,15 +369,15 @@ def _stamp(
     config: DeckConfig,
     notes: Sequence[RenderedNote],
     figures: Mapping[str, tuple[MediaFile, bool]],
+    notetypes: Mapping[str, NoteType],
     record: Record,
     clock: Clock,
 ) -> tuple[list[StampedNote], dict[str, int], Record, int]:
     """Stamped notes, note type mods, the new record, and how many notes changed since the old one."""
-    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.release import identity
     from deckbuild.release.record import stamp_notes
 
-    hashes = {key: nt.content_hash() for key, nt in NOTETYPES.items()}
+    hashes = {key: nt.content_hash() for key, nt in notetypes.items()}
     stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
@@ -363,18 +389,17 @@ def _package(
     config: DeckConfig,
     stamped: Sequence[StampedNote],
     notetype_mods: Mapping[str, int],
-    figures: Mapping[str, tuple[MediaFile, bool]],
+    notetypes: Mapping[str, NoteType],
+    media: Sequence[MediaFile],
     record: Record,
     cache: BuildCache,
     counts: dict[str, int],
 ) -> bytes:
     """The package's bytes; `counts` receives its numbers of notes and cards."""
-    from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.apkg.package import write_package
     from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
 
-    media = sorted({m.name: m for m, _ill in figures.values()}.values(), key=lambda m: m.name)
     latest = versioning.description_changes(record.extra)
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
@@ -385,7 +410,7 @@ def _package(
         deck_name=config.name,
         deck_description=description,
         namespace=config.namespace,
-        notetypes=NOTETYPES,
+        notetypes=notetypes,
         notetype_mods=notetype_mods,
         notes=stamped,
         media=media,
@@ -397,22 +422,32 @@ def _package(
     return data
 
 
-def _facets(cards: Sequence[Card], retired: Sequence[RenderedNote]) -> dict[str, Facets]:
-    """Kind, difficulty (inherited from the `of` card), topics and place of every note."""
-    from deckbuild.notes import effective
+def _media(
+    root: Path,
+    figures: Mapping[str, tuple[MediaFile, bool]],
+    notes: Sequence[RenderedNote],
+    declared: Mapping[str, NoteType],
+) -> list[MediaFile]:
+    """Every file the package carries, by name: figures, and what declared notes and templates name."""
+    files = [m for m, _ill in figures.values()]
+    if declared:
+        from deckbuild.notetypes.media import notes_media
 
-    by_id = {card.id: card for card in cards}
+        files += notes_media(root, [n.fields for n in notes if n.notetype in declared], declared)
+    return sorted({m.name: m for m in files}.values(), key=lambda m: m.name)
+
+
+def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
+    """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
+    where = {card.id: card.location for card in cards}
     facets = {}
-    for card in cards:
-        difficulty, topics, _source = effective(card, by_id)
-        facets[card.id] = Facets(card.kind, difficulty, tuple(topics), card.location)
-    for note in retired:  # no source left: what its tags say
-        tags = note.tags
-        facets[note.card_id] = Facets(
+    for stamped in notes:
+        tags = stamped.note.tags
+        facets[stamped.note.card_id] = Facets(
             next((t.split("::", 1)[1] for t in tags if t.startswith("kind::")), "qa"),
             next((t.split("::", 1)[1] for t in tags if t.startswith("difficulty::")), ""),
             tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
-            None,
+            where.get(stamped.note.card_id),  # None for a retired note: no source left
         )
     return facets
 

@@ -14,7 +14,6 @@ import html
 import re
 import xml.etree.ElementTree as etree
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import markdown
 from markdown.treeprocessors import Treeprocessor
@@ -139,6 +138,11 @@ def _plain_fast(text: str) -> str | None:
     return "<p>" + html.escape(text, quote=False) + "</p>"
 
 
+def is_plain_text(text: str) -> bool:
+    """Whether the text (stripped) uses no Markdown syntax: Markdown would make it one paragraph of itself."""
+    return _plain_fast(text.strip()) is not None
+
+
 def _render(text: str, inline: bool) -> str:
     fast = _plain_fast(text.strip())
     if fast is None:
@@ -233,7 +237,3 @@ def related_html(questions: list[tuple[str, str]], label: str, memo: RenderMemo 
     render = memo.markdown_html if memo is not None else markdown_html
     items = "".join(f"<li>{render(q, inline=True)}</li>" for _cid, q in questions)
     return f'<div class="db-related-label">{plain(label)}</div><ul class="db-related">{items}</ul>'
-
-
-def describe(value: Any) -> str:
-    return html.escape(str(value))

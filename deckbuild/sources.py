@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import CARDS_DIR
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
 
 if TYPE_CHECKING:
     from deckbuild.incremental.cache import BuildCache
-
-CARDS_DIR = "cards"
 
 # Every key a card may have, and what it holds.  The README documents the same list.
 CARD_KEYS: dict[str, str] = {
@@ -41,7 +40,15 @@ CARD_KEYS: dict[str, str] = {
     "missing_code": "true if the source's code example was lost",
     "previous_ids": "ids this card had before, oldest first: it keeps the note (and history) of the first",
     "origin": "written by `deckbuild import`: where the card came from",
+    "notetype": "the key of a note type declared in notetypes/<key>/: the card is a note of that type",
+    "fields": "with notetype: field name -> Markdown text, or {html: ...}",
+    "deck": "a subdeck under the deck's name: Verbs, or Verbs::Irregular",
+    "guid": "an existing note's GUID to keep (written by deckbuild adopt)",
 }
+DECLARED_KEYS = ("id", "notetype", "fields", "tags", "deck", "guid", "previous_ids", "origin")
+"""The keys a card of a declared note type may have (the rest belong to the built-in kinds)."""
+FILE_KEYS = ("deck", "cards")
+"""The mapping form of a card file: {deck: <subdeck for all its cards>, cards: [...]}."""
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
@@ -141,11 +148,22 @@ def _load_file(path: Path, display: str, raw: bytes | None) -> tuple[list[Card],
     problems.extend(file_problems)
     if data is None:
         return cards, problems  # empty file (allowed) or unreadable (already reported)
+    default_deck = ""
+    if isinstance(data, LocatedMap) and ("cards" in data or "deck" in data):  # the mapping form: {deck: Verbs, cards: [...]}
+        data, default_deck = _file_mapping(data, problems)
+        if data is None:
+            return cards, problems
     if not isinstance(data, LocatedList):
-        problems.append(Problem(getattr(data, "loc", Location(display, 1, 1)), "E103", "expected a list of cards ('- id: ...')"))
+        problems.append(
+            Problem(
+                getattr(data, "loc", Location(display, 1, 1)),
+                "E103",
+                "expected a list of cards ('- id: ...'), or {deck: ..., cards: [...]}",
+            )
+        )
         return cards, problems
     for item, loc in zip(data, data.item_locs, strict=True):
-        card = _card_from(item, loc, problems)
+        card = _card_from(item, loc, problems, default_deck)
         if card is not None:
             cards.append(card)
     # LaTeX and cloze rules concern one card at a time, so they run here, where the
@@ -154,6 +172,28 @@ def _load_file(path: Path, display: str, raw: bytes | None) -> tuple[list[Card],
 
     problems.extend(validate_math_and_cloze(cards))
     return cards, problems
+
+
+def _file_mapping(data: LocatedMap, problems: list[Problem]) -> tuple[LocatedList | None, str]:
+    """A card file written as {deck: ..., cards: [...]}: its card list and default subdeck."""
+    from deckbuild.notetypes.fields import check_deck
+
+    before = len(problems)
+    for key in data:
+        if key not in FILE_KEYS:
+            problems.append(
+                Problem(
+                    data.key_locs[key], "E223", f"unknown key '{key}' in a card file mapping; expected {', '.join(FILE_KEYS)}"
+                )
+            )
+    cards = data.get("cards")
+    if not isinstance(cards, LocatedList):
+        where = data.value_locs.get("cards", data.loc)
+        problems.append(Problem(where, "E223", "a card file mapping needs 'cards': a list of cards ('- id: ...')"))
+    deck = check_deck(data["deck"], data.value_locs["deck"], None, problems) if "deck" in data else ""
+    if len(problems) > before or not isinstance(cards, LocatedList):
+        return None, ""
+    return cards, deck
 
 
 def _text(item: LocatedMap, key: str, problems: list[Problem]) -> str:
@@ -196,7 +236,7 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None:
+def _card_from(item: Any, loc: Location, problems: list[Problem], default_deck: str = "") -> Card | None:
     if not isinstance(item, LocatedMap):
         problems.append(Problem(loc, "E103", f"expected a card (a mapping with id, question, answer, ...); got {_kind(item)}"))
         return None
@@ -213,6 +253,17 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
                 item.value_locs["id"],
                 "E109",
                 f"'id': expected lower-case letters, digits, '.', '_', '-' (1-80 characters); got {card_id!r}",
+            )
+        )
+        return None
+    if "notetype" in item:
+        return _declared_card(item, loc, card_id, problems, default_deck)
+    if "fields" in item:
+        problems.append(
+            Problem(
+                item.key_locs["fields"],
+                "E214",
+                f"card '{card_id}': 'fields' needs 'notetype' (a note type declared in notetypes/)",
             )
         )
         return None
@@ -302,6 +353,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
     if "origin" in item and not isinstance(item["origin"], dict):
         problems.append(Problem(item.value_locs["origin"], "E106", "'origin': expected a mapping (written by deckbuild import)"))
     figure = _figure(item, card_id, problems)
+    deck, guid = _deck_and_guid(item, card_id, previous_ids, default_deck, problems)
     if len(problems) > before:
         return None
     key_locations = dict(item.value_locs)
@@ -325,7 +377,94 @@ def _card_from(item: Any, loc: Location, problems: list[Problem]) -> Card | None
         figure=figure,
         missing_code=missing_code,
         previous_ids=previous_ids,
+        deck=deck,
+        guid=guid,
         key_locations=key_locations,
+    )
+
+
+def _deck_and_guid(
+    item: LocatedMap, card_id: str, previous_ids: tuple[str, ...], default_deck: str, problems: list[Problem]
+) -> tuple[str, str]:
+    """The card's subdeck (its own `deck:` or its file's) and its given GUID ('' = derived)."""
+    from deckbuild.notetypes.fields import GUID_PATTERN, check_deck
+
+    deck = check_deck(item["deck"], item.value_locs["deck"], card_id, problems) if "deck" in item else default_deck
+    guid = item.get("guid", "")
+    if "guid" in item:
+        if not isinstance(guid, str) or not GUID_PATTERN.fullmatch(guid):
+            problems.append(
+                Problem(
+                    item.value_locs["guid"],
+                    "E221",
+                    f"card '{card_id}': 'guid': expected 1-64 printable ASCII characters without spaces; got {guid!r}",
+                )
+            )
+            guid = ""
+        elif previous_ids:
+            problems.append(
+                Problem(
+                    item.key_locs["guid"],
+                    "E221",
+                    f"card '{card_id}': give 'guid' or 'previous_ids', not both (each decides the note's GUID)",
+                )
+            )
+    return deck, str(guid)
+
+
+DECLARED_TAG = re.compile(r"^[^\s\x00-\x1f\x7f\"]+$")
+"""A tag on a card of a declared note type: any text Anki keeps as one tag (adopted tags stay as they were)."""
+
+
+def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list[Problem], default_deck: str) -> Card | None:
+    """A card of a declared note type: its fields, tags, subdeck and identity (note type checks: notetypes/fields.py)."""
+    from deckbuild.notetypes.fields import parse_fields
+
+    before = len(problems)
+    for key in item:
+        if key in CARD_KEYS and key not in DECLARED_KEYS:
+            problems.append(
+                Problem(
+                    item.key_locs[key],
+                    "E214",
+                    f"card '{card_id}': '{key}' is for the built-in kinds; a card of a declared note type has "
+                    f"{', '.join(DECLARED_KEYS)} (put its text in 'fields')",
+                )
+            )
+    notetype = item["notetype"]
+    if not isinstance(notetype, str) or not notetype.strip():
+        problems.append(Problem(item.value_locs["notetype"], "E211", f"card '{card_id}': 'notetype': expected a note type's key"))
+    note_fields, field_locations = parse_fields(item, card_id, problems)
+    if "fields" not in item:
+        problems.append(Problem(loc, "E105", f"card '{card_id}': missing required key 'fields' (field name -> text)"))
+    tags = _word_list(item, "tags", problems)
+    for tag in tags:
+        if not DECLARED_TAG.fullmatch(tag):
+            problems.append(
+                Problem(item.value_locs["tags"], "E107", f"card '{card_id}': tag {tag!r}: a tag has no spaces or quotes")
+            )
+    previous_ids = _word_list(item, "previous_ids", problems)
+    for old in previous_ids:
+        if not CARD_ID_PATTERN.fullmatch(old):
+            problems.append(
+                Problem(item.value_locs["previous_ids"], "E109", f"card '{card_id}': previous id {old!r}: expected an id")
+            )
+    deck, guid = _deck_and_guid(item, card_id, previous_ids, default_deck, problems)
+    if "origin" in item and not isinstance(item["origin"], dict):
+        problems.append(Problem(item.value_locs["origin"], "E106", "'origin': expected a mapping"))
+    if len(problems) > before:
+        return None
+    return Card(
+        id=card_id,
+        kind="note",
+        location=loc,
+        tags=tags,
+        previous_ids=previous_ids,
+        notetype=str(notetype).strip(),
+        note_fields=note_fields,
+        deck=deck,
+        guid=guid,
+        key_locations={**item.value_locs, **field_locations},
     )
 
 

@@ -52,8 +52,6 @@ def field_key(name: str) -> str:
     return FIELD_KEYS.get(name, name)
 
 
-CSS_VERSION = "3"
-
 TEMPLATES = resources.files("deckbuild.apkg") / "templates"
 """The card templates, CSS and script: files in deckbuild/apkg/templates/, shipped as package data."""
 
@@ -109,14 +107,22 @@ CLOZE_BACK = _template("cloze-back.html")
 
 @dataclass(frozen=True)
 class NoteType:
-    """One note type as deckbuild defines it; package.py turns it into a genanki Model."""
+    """One note type, built in or declared by the project; package.py turns it into a genanki Model."""
 
-    key: str  # "qa" or "cloze": part of every id derived for it
+    key: str  # "qa", "cloze" or a declared note type's folder name: part of every id derived for it
     label: str
     fields: tuple[str, ...]
     templates: tuple[tuple[str, str, str], ...]  # (name, front, back)
     css: str
     is_cloze: bool
+    # Declared note types only (notetypes/<key>/notetype.yaml, deckbuild/notetypes/load.py):
+    declared: bool = False
+    anki_name: str = ""  # the name in Anki, exactly as written
+    given_id: int = 0  # an existing note type's id (adopt); 0 = derived
+    given_field_ids: tuple[tuple[str, int], ...] = ()
+    given_template_ids: tuple[tuple[str, int], ...] = ()
+    sort_field: int = 0
+    source: str = ""  # its notetype.yaml, where problems with it are reported
 
     def schema(self) -> dict[str, object]:
         """What Anki treats as the schema: field and template names, in order."""
@@ -134,18 +140,29 @@ class NoteType:
         same_rest = {k: v for k, v in released.items() if k != "fields"} == {k: v for k, v in mine.items() if k != "fields"}
         return same_rest and [field_key(str(f)) for f in released["fields"]] == [field_key(f) for f in self.fields]
 
-    def schema_hash(self) -> str:
-        return _digest(self.schema())
-
     def content_hash(self) -> str:
         """Changes whenever anything Anki stores for the note type changes."""
-        return _digest({"schema": self.schema(), "templates": self.templates, "css": self.css, "label": self.label})
+        content: dict[str, object] = {"schema": self.schema(), "templates": self.templates, "css": self.css, "label": self.label}
+        if self.declared:
+            content["declared"] = [self.anki_name, self.given_id, self.given_field_ids, self.given_template_ids, self.sort_field]
+        return _digest(content)
 
     def name(self, namespace: str) -> str:
-        return f"{namespace} · {self.label}"
+        return self.anki_name if self.declared else f"{namespace} · {self.label}"
 
     def model_id(self, namespace: str) -> int:
-        return ids.notetype_id(namespace, self.key)
+        return self.given_id or ids.notetype_id(namespace, self.key)
+
+    def field_id(self, namespace: str, name: str) -> int:
+        """A field's id: given (adopted), else derived from the name it was first released under."""
+        given = dict(self.given_field_ids).get(name)
+        if given is not None:
+            return given
+        return ids.field_id(namespace, self.key, name if self.declared else field_key(name))
+
+    def template_id(self, namespace: str, name: str) -> int:
+        given = dict(self.given_template_ids).get(name)
+        return given if given is not None else ids.template_id(namespace, self.key, name)
 
 
 def _digest(value: object) -> str:

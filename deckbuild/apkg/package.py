@@ -12,29 +12,63 @@ import hashlib
 import json
 import sqlite3
 import zipfile
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import genanki
 
 from deckbuild.apkg import ids
-from deckbuild.apkg.notetypes import NoteType, field_key
+from deckbuild.apkg.notetypes import NoteType
 from deckbuild.model import MediaFile, StampedNote
 
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 class _Model(genanki.Model):  # type: ignore[misc]
-    """A genanki Model whose mod is ours, not the package timestamp."""
+    """A genanki Model whose mod is ours, not the package timestamp (and, for a declared
+    note type, whose `req` is Anki's, not genanki's: see deckbuild/notetypes/templates.py)."""
 
-    def __init__(self, *args: Any, mod: int, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, mod: int, req: list[list[object]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deckbuild_mod = mod
+        self._deckbuild_req = req
+
+    @property
+    def _req(self) -> Any:
+        if self._deckbuild_req is not None:
+            return self._deckbuild_req
+        return super()._req
 
     def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
         data: dict[str, Any] = super().to_json(self._deckbuild_mod, deck_id)
         return data
+
+
+def _declared_req(notetype: NoteType) -> list[list[object]] | None:
+    if not notetype.declared:
+        return None
+    from deckbuild.notetypes.templates import legacy_req, parse
+
+    return legacy_req(notetype.fields, [parse(front).nodes for _name, front, _back in notetype.templates])
+
+
+class _CardRule:
+    """Which cards a declared note type's note gets: Anki's rule, computed here (never genanki's `_req`)."""
+
+    def __init__(self, notetype: NoteType) -> None:
+        from deckbuild.notetypes.templates import parse
+
+        self.notetype = notetype
+        self.fronts = [parse(front).nodes for _name, front, _back in notetype.templates]
+
+    def ords(self, card_id: str, fields: Sequence[str]) -> list[int]:
+        from deckbuild.notetypes.templates import card_ords
+
+        ords = card_ords(self.notetype.fields, fields, self.fronts, self.notetype.is_cloze)
+        if not ords:  # validation (E216, E217) refuses such notes before packaging
+            raise ValueError(f"note {card_id!r} of note type {self.notetype.key!r} would get no card")
+        return ords
 
 
 _NOTE_SQL = "INSERT INTO notes VALUES(?,?,?,?,?,?,?,?,?,?,?)"
@@ -44,7 +78,8 @@ _CARD_SQL = "INSERT INTO cards VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 def _note_rows(
     notes: Sequence[StampedNote],
     models: Mapping[str, _Model],
-    deck_id: int,
+    deck_ids: Mapping[str, int],
+    rules: Mapping[str, _CardRule],
     id_gen: Iterator[int],
     card_rows: list[tuple[Any, ...]],
     card_ords: MutableMapping[str, str],
@@ -56,11 +91,14 @@ def _note_rows(
     field looking for invalid HTML tags, tag-list validation, one execute per row) is most
     of its time for a large deck, and our fields are escaped and our tags checked already.
     Which cards a note gets is still genanki's decision (`Note.cards`: `_req` for
-    front/back, the cloze numbers for cloze), remembered in `card_ords` under the note
-    type's content and the note's content hash (the fields and tags it is computed from),
-    so a rebuild asks genanki only about changed notes.
+    front/back, the cloze numbers for cloze) for the built-in note types, remembered in
+    `card_ords` under the note type's content and the note's content hash (the fields and
+    tags it is computed from), so a rebuild asks genanki only about changed notes; and
+    Anki's own rule for declared ones (`rules`), whose conditional templates genanki gets
+    wrong.  `deck_ids` maps a note's subdeck ("" = the deck itself) to its deck id.
     """
     model_keys = {key: _model_key(model) for key, model in models.items()}
+    used: dict[str, str] = {}
     for stamped in notes:
         note, mod = stamped.note, stamped.mod
         model = models[note.notetype]
@@ -70,16 +108,26 @@ def _note_rows(
         note_id = next(id_gen)
         tags = " " + " ".join(note.tags) + " "
         # Yielded, not collected: executemany consumes one row at a time (no second copy of every field).
-        yield (note_id, note.guid, model.model_id, mod, -1, tags, "\x1f".join(fields), fields[0], 0, 0, "")
+        sort_field = fields[model.sort_field_index]
+        yield (note_id, note.guid, model.model_id, mod, -1, tags, "\x1f".join(fields), sort_field, 0, 0, "")
+        deck_id = deck_ids[note.deck]
+        rule = rules.get(note.notetype)
+        if rule is not None:
+            for ord_ in rule.ords(note.card_id, fields):
+                card_rows.append((next(id_gen), note_id, deck_id, ord_, mod, -1, 0, 0, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
+            continue
         key = f"{model_keys[note.notetype]}:{note.content_hash}"
         known = card_ords.get(key)
         if known is None:
             made = genanki.Note(model=model, fields=fields).cards
             if any(card.suspend for card in made):  # never for our note types; kept out of the memo
                 raise ValueError(f"note {note.card_id!r}: genanki suspends one of its cards")
-            known = card_ords[key] = ",".join(str(card.ord) for card in made)
-        for ord_ in known.split(",") if known else ():
-            card_rows.append((next(id_gen), note_id, deck_id, int(ord_), mod, -1, 0, 0, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
+            known = ",".join(str(card.ord) for card in made)
+        used[key] = known
+        for ord_text in known.split(",") if known else ():
+            card_rows.append((next(id_gen), note_id, deck_id, int(ord_text), mod, -1, 0, 0, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
+    card_ords.clear()  # what this build's notes need, for the next build
+    card_ords.update(used)
 
 
 def _model_key(model: _Model) -> str:
@@ -89,19 +137,19 @@ def _model_key(model: _Model) -> str:
 
 
 def _model(notetype: NoteType, namespace: str, mod: int) -> _Model:
-    key = notetype.key
     return _Model(
         notetype.model_id(namespace),
         notetype.name(namespace),
-        fields=[{"name": name, "id": ids.field_id(namespace, key, field_key(name))} for name in notetype.fields],
+        fields=[{"name": name, "id": notetype.field_id(namespace, name)} for name in notetype.fields],
         templates=[
-            {"name": name, "qfmt": front, "afmt": back, "id": ids.template_id(namespace, key, name)}
+            {"name": name, "qfmt": front, "afmt": back, "id": notetype.template_id(namespace, name)}
             for name, front, back in notetype.templates
         ],
         css=notetype.css,
         model_type=genanki.Model.CLOZE if notetype.is_cloze else genanki.Model.FRONT_BACK,
-        sort_field_index=0,
+        sort_field_index=notetype.sort_field,
         mod=mod,
+        req=_declared_req(notetype),
     )
 
 
@@ -120,28 +168,33 @@ def write_package(
 ) -> bytes:
     """Build the .apkg in memory and return its bytes (the caller writes them atomically).
 
-    `card_ords`: which cards each note gets, from earlier builds; filled in for new notes.
+    `card_ords`: which cards each note gets, from earlier builds; left holding this build's.
     `counts`, if given, receives the package's number of "notes" and "cards".
     """
     card_ords = {} if card_ords is None else card_ords
     models = {key: _model(nt, namespace, notetype_mods[key]) for key, nt in notetypes.items()}
+    rules = {key: _CardRule(nt) for key, nt in notetypes.items() if nt.declared}
     deck_id = ids.deck_id(namespace, deck_name)
     deck = genanki.Deck(deck_id, deck_name, description=deck_description)
     for model in models.values():
         deck.add_model(model)  # ship every note type, even one no note uses yet
-    timestamp = max([*notetype_mods.values(), *(n.mod for n in notes), 1])
+    # Subdecks by full name (Anki matches decks by name), each with its parents, in name order.
+    deck_ids = {"": deck_id}
+    decks = [deck]
+    for full in subdeck_names(deck_name, {n.note.deck for n in notes}):
+        decks.append(genanki.Deck(ids.deck_id(namespace, full), full))
+        deck_ids[full[len(deck_name) + 2 :]] = decks[-1].deck_id
+    timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
     # In memory, not a temp file: a build writes nothing outside the project, even if killed.
     conn = sqlite3.connect(":memory:")
     try:
         cursor = conn.cursor()
-        import itertools
-
-        id_gen = itertools.count(int(timestamp) * 1000)
+        id_gen = ids.row_ids(timestamp)
         # genanki writes the schema, the collection, the deck and the note types ...
-        genanki.Package(deck).write_to_db(cursor, timestamp, id_gen)
+        genanki.Package(decks).write_to_db(cursor, timestamp, id_gen)
         # ... and we add the notes and cards it would write, in bulk (see _note_rows).
         card_rows: list[tuple[Any, ...]] = []
-        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_id, id_gen, card_rows, card_ords))
+        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_ids, rules, id_gen, card_rows, card_ords))
         cursor.executemany(_CARD_SQL, card_rows)
         if counts is not None:
             counts.update(notes=len(notes), cards=len(card_rows))
@@ -150,6 +203,16 @@ def write_package(
     finally:
         conn.close()
     return _zip(db_bytes, sorted(media, key=lambda m: m.name))
+
+
+def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
+    """Full names of the given subdecks ("" = the deck itself, left out) and of every parent between."""
+    names: set[str] = set()
+    for sub in subdecks:
+        parts = sub.split("::") if sub else []
+        for depth in range(1, len(parts) + 1):
+            names.add("::".join([deck_name, *parts[:depth]]))
+    return sorted(names)
 
 
 def _zip(db_bytes: bytes, media: Sequence[MediaFile]) -> bytes:

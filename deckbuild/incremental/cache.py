@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
-from deckbuild.incremental.uptodate import CACHE_DIR, code_fingerprint
+from deckbuild.incremental.uptodate import code_fingerprint
+from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, Figure, MediaFile, RenderedNote
 
 CACHE_FILE = "cache.sqlite"
@@ -173,8 +174,10 @@ class BuildCache:
             return {}
         for key, value in rows:
             try:
-                card_id, guid, notetype, fields, tags, content_hash, media, previous = json.loads(value)
-                found[key] = (card_id, guid, notetype, tuple(fields), tuple(tags), content_hash, tuple(media), tuple(previous))
+                values = json.loads(value)
+                if len(values) != len(_NOTE_FIELDS):
+                    continue
+                found[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values)
             except (ValueError, TypeError):
                 continue  # rendered again, and stored over
         return found
@@ -183,10 +186,10 @@ class BuildCache:
         if not self._writable:
             return
         self._used_notes.add(key)
-        self._fresh_notes[key] = json.dumps(
-            [note.card_id, note.guid, note.notetype, note.fields, note.tags, note.content_hash, note.media, note.previous_ids],
-            ensure_ascii=False,
-        )
+        try:
+            self._fresh_notes[key] = json.dumps([getattr(note, name) for name in _NOTE_FIELDS], ensure_ascii=False)
+        except (TypeError, ValueError):
+            return  # a value JSON cannot hold (a new kind of field): just not cached
         if len(self._fresh_notes) >= 1000:  # written as they come: a first build's would be its size again in memory
             self._flush_notes()
 
@@ -451,6 +454,10 @@ def _shown(card: Card) -> bytes:
     return repr((card.id, card.question, card.context, card.difficulty, card.topics, card.source)).encode()
 
 
+# A cached note: every RenderedNote field but its position (text, tuples of text).
+_NOTE_FIELDS = tuple(f.name for f in dataclasses.fields(RenderedNote) if f.name != "due")
+
+
 class NoteReuse:
     """Hands notes.render_notes the notes of the last build whose inputs are unchanged.
 
@@ -496,8 +503,8 @@ class NoteReuse:
         values = self._found.get(key)
         if values is None:
             return None
-        card_id, guid, notetype, fields, tags, content_hash, media, previous = values
-        return RenderedNote(card_id, guid, notetype, fields, tags, due, content_hash, media, previous)
+        note: RenderedNote = _restore(RenderedNote, {"due": due, **dict(zip(_NOTE_FIELDS, values, strict=True))})
+        return note
 
     def store(self, card: Card, note: RenderedNote) -> None:
         known = self._keys.get(id(card))

@@ -7,7 +7,7 @@ date" without importing YAML, Markdown or genanki.  This module must therefore s
 standard library only, no deckbuild stage imported.
 
 What the fingerprint covers (any change means a real build):
-- deck.yaml, every file under cards/ and media/ (names and content hashes),
+- deck.yaml, every file under cards/, media/ and notetypes/ (names and content hashes),
 - the code that turns them into a package: every source file of the deckbuild package,
   the interpreter version, and the installed genanki/markdown/yaml/chevron modules
   (path, size, mtime: an upgrade changes the HTML or the package),
@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from deckbuild import __version__
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE
 
-CACHE_DIR = ".deckbuild-cache"
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")
 _code: str | None = None
@@ -107,9 +107,9 @@ def inputs_fingerprint(root: Path) -> str:
     """Everything a build reads, apart from its own outputs (see the module docstring)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(code_fingerprint().encode())
-    config = root / "deck.yaml"
-    digest.update(b"deck.yaml\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
-    for folder in ("cards", "media"):
+    config = root / CONFIG_FILE
+    digest.update(CONFIG_FILE.encode() + b"\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
+    for folder in (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR):
         for rel, content in _tree(root, folder):
             digest.update(f"{rel}\0{content}\n".encode())
     return digest.hexdigest()
@@ -131,11 +131,9 @@ def save_state(root: Path, inputs: str, out_path: Path, record_file: str, summar
         "summary": summary,
         "warnings": warnings,
     }
-    folder = root / CACHE_DIR
-    folder.mkdir(exist_ok=True)
-    tmp = folder / f".{STATE_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / STATE_FILE)
+    from deckbuild.fsutil import atomic_write_bytes
+
+    atomic_write_bytes(root / CACHE_DIR / STATE_FILE, json.dumps(state, sort_keys=True).encode())
 
 
 def forget_state(root: Path) -> None:
@@ -145,7 +143,7 @@ def forget_state(root: Path) -> None:
 
 
 def up_to_date(
-    root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock", inputs: str | None = None
+    root: Path, *, strict: bool = False, record_file: str = RECORD_FILE, inputs: str | None = None
 ) -> tuple[Path, dict[str, int]] | None:
     """(package path, summary) if the last build's outputs are current; None if a build is needed.
 

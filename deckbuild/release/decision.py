@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import LocatedError, Location
+from deckbuild.layout import CHANGELOG, CONFIG_FILE
 from deckbuild.model import DeckConfig, RenderedNote
 from deckbuild.release import identity, versioning
 from deckbuild.release.record import Clock
@@ -37,18 +39,21 @@ def decide(
     previous: versioning.Snapshot | None,
     media: Sequence[str],
     clock: Clock,
+    notetypes: Mapping[str, NoteType] | None = None,
     *,
     bump: str | None = None,
     allow_schema_change: bool = False,
 ) -> ReleaseDecision:
-    """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170)."""
+    """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170).
+
+    `notetypes`: every note type the deck ships (default: the built-in ones)."""
     from deckbuild.apkg.notetypes import NOTETYPES
 
     current = {n.card_id: versioning.published(n) for n in rendered}
-    schemas = {key: nt.schema() for key, nt in NOTETYPES.items()}
+    schemas = {key: nt.schema() for key, nt in (notetypes or NOTETYPES).items()}
     changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas))
     needed = changes.needed_bump()
-    where = Location("deck.yaml")
+    where = Location(CONFIG_FILE)
     if previous is None:
         version = versioning.bump(config.version, bump) if bump else config.version
         identity.refuse_minor_namespace_change(changes, bump or "")
@@ -74,7 +79,8 @@ def decide(
     # The one read of the clock for this release; every changed note gets this time.
     now = clock.now()
     notice = NOTETYPES["qa"].fields.index("Notice")
-    retired = {n.card_id: versioning.retire(n, version, notice) for n in changes.retired}
+    # A declared note type has no Notice field: its retired notes say so by their tag only.
+    retired = {n.card_id: versioning.retire(n, version, notice if n.notetype in NOTETYPES else None) for n in changes.retired}
     if previous is not None:
         guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
         retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
@@ -82,8 +88,8 @@ def decide(
     changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), config.name)
     files = (
         (versioning.snapshot_path(root, version), snapshot.to_bytes()),
-        (root / "deck.yaml", versioned_deck_yaml(root, version)),
-        (root / versioning.CHANGELOG, changelog),
+        (root / CONFIG_FILE, versioned_deck_yaml(root, version)),
+        (root / CHANGELOG, changelog),
     )
     info = {"version": version, "time": now, "summary": changes.summary()}
     return ReleaseDecision(version, now, changes, snapshot, info, files)
@@ -91,7 +97,7 @@ def decide(
 
 def versioned_deck_yaml(root: Path, version: str) -> bytes:
     """deck.yaml's bytes with its version line set to version, keeping comments and layout."""
-    text = (root / "deck.yaml").read_text("utf-8")
+    text = (root / CONFIG_FILE).read_text("utf-8")
     new, count = re.subn(r"(?m)^(version:[ \t]*)[\"']?[^\s#\"']+[\"']?", lambda m: m.group(1) + version, text, count=1)
     if count != 1:
         new = text.rstrip("\n") + f"\nversion: {version}\n"

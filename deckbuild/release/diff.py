@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.errors import LocatedError, Location
+from deckbuild.model import RETIRED_TAG
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,13 @@ def load(spec: str, root: Path) -> Published:
             Location(spec), "E504", f"'{spec}' is neither an .apkg file nor a recorded release in {root / 'releases'}"
         )
     snap = read_snapshot(snap_path)
+    from deckbuild.notetypes.load import load_notetypes
+
+    declared, _declared_problems = load_notetypes(root)  # the project's own note types, named as packaged
+    known = {**NOTETYPES, **declared}
     notes = {}
     for n in snap.notes.values():
-        names = NOTETYPES[n.notetype].fields if n.notetype in NOTETYPES else tuple(f"field{i}" for i in range(len(n.fields)))
+        names = known[n.notetype].fields if n.notetype in known else tuple(f"field{i}" for i in range(len(n.fields)))
         notes[n.guid] = DeckNote(n.card_id, n.front, n.fields, tuple(names), n.tags)
     # Name note types as the package does, so a release and an .apkg compare like for like.
     from deckbuild.config import load_config
@@ -56,7 +61,7 @@ def load(spec: str, root: Path) -> Published:
     namespace = config.namespace if config else ""
 
     def name(key: str) -> str:
-        return NOTETYPES[key].name(namespace) if key in NOTETYPES and namespace else key
+        return known[key].name(namespace) if key in known and namespace else key
 
     schemas = {name(k): (tuple(v["fields"]), tuple(v["templates"])) for k, v in snap.schemas.items()}
     return Published(f"release {snap.version}", notes, schemas, frozenset(snap.media))
@@ -87,7 +92,7 @@ def _from_apkg(path: Path) -> Published:
         names = tuple(f["name"] for f in model["flds"])
         fields = tuple(flds.split("\x1f"))
         card_id = fields[names.index("CardId")] if "CardId" in names else guid
-        kind = "cloze" if model.get("type") == 1 else "qa"
+        kind = "cloze" if model.get("type") == 1 and "Context" in names else "qa"  # the built-in cloze type
         front = front_text(RenderedNote(card_id, guid, kind, fields, (), 0, ""))
         notes[guid] = DeckNote(card_id, front, fields, names, tuple(tags.split()))
     return Published(path.name, notes, notetypes, media)
@@ -102,9 +107,11 @@ def diff(old: Published, new: Published) -> str:
     renamed = []
     for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
         a, b = old.notes[guid], new.notes[guid]
-        if "retired" in b.tags and "retired" not in a.tags:
+        if RETIRED_TAG in b.tags and RETIRED_TAG not in a.tags:
             retired.append(b)
-        elif a.card_id != b.card_id:  # one GUID, a new id: the card kept its note (previous_ids)
+        elif a.card_id != b.card_id and guid not in (a.card_id, b.card_id):
+            # one GUID, a new id: the card kept its note (previous_ids); a package's note without
+            # a CardId field (a declared note type) is known by its GUID only
             renamed.append((a, b))
         elif a.fields != b.fields or a.tags != b.tags:
             names = [name for name, x, y in zip(b.field_names, a.fields, b.fields, strict=False) if x != y]

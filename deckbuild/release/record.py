@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.layout import RECORD_FILE
 from deckbuild.model import RenderedNote, StampedNote
 
-RECORD_FILE = "deckbuild.lock"
 FORMAT = 1
 
 
@@ -88,16 +87,6 @@ def load_record(root: Path) -> Record:
             "or delete it to start over (every note then counts as changed)",
         ) from None
     return Record(notes, notetypes, extra)
-
-
-def save_record(root: Path, record: Record) -> bool:
-    """Write the record if it changed; True if the file was written."""
-    data = record.to_bytes()
-    path = root / RECORD_FILE
-    if path.exists() and path.read_bytes() == data:
-        return False
-    atomic_write_bytes(path, data)
-    return True
 
 
 class Clock:

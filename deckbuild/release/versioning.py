@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.fsutil import atomic_write_bytes
-from deckbuild.model import RenderedNote
+from deckbuild.layout import CHANGELOG, RELEASES_DIR
+from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.render import plain
-
-RELEASES_DIR = "releases"
-CHANGELOG = "CHANGELOG.md"
-RETIRED_TAG = "retired"
-BUMPS = ("major", "minor", "patch")
 
 
 @dataclass(frozen=True)
@@ -121,7 +116,7 @@ def front_text(note: RenderedNote) -> str:
     import html
     import re
 
-    text = re.sub(r"<[^>]+>", " ", note.fields[0] if note.notetype == "qa" else (note.fields[1] or note.fields[0]))
+    text = re.sub(r"<[^>]+>", " ", note.fields[1] or note.fields[0] if note.notetype == "cloze" else note.fields[0])
     text = re.sub(r"\{\{c\d+::(.*?)(::[^}]*)?\}\}", r"[\1]", text)
     return re.sub(r"\s+", " ", html.unescape(text)).strip()[:160]
 
@@ -130,17 +125,19 @@ def published(note: RenderedNote) -> PublishedNote:
     return PublishedNote(note.card_id, note.guid, note.notetype, note.fields, note.tags, front_text(note), note.content_hash)
 
 
-def retire(note: PublishedNote, version: str, notice_index: int) -> PublishedNote:
-    """The note as it keeps shipping after its card left the sources."""
+def retire(note: PublishedNote, version: str, notice_index: int | None) -> PublishedNote:
+    """The note as it keeps shipping after its card left the sources (a declared note type
+    has no Notice field, `notice_index` None: only the tag says so)."""
     from deckbuild.notes import content_hash
 
     if note.retired:
         return note
     fields = list(note.fields)
-    fields[notice_index] = plain(
-        f"Retired in version {version}: this card is no longer part of the deck. "
-        f"Suspend or delete it (search: tag:{RETIRED_TAG})."
-    )
+    if notice_index is not None:
+        fields[notice_index] = plain(
+            f"Retired in version {version}: this card is no longer part of the deck. "
+            f"Suspend or delete it (search: tag:{RETIRED_TAG})."
+        )
     tags = tuple(sorted({*note.tags, RETIRED_TAG}))
     return PublishedNote(
         note.card_id, note.guid, note.notetype, tuple(fields), tags, note.front, content_hash(note.notetype, fields, tags), True
@@ -253,10 +250,6 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prepend_changelog(root: Path, entry: str, deck_name: str) -> None:
-    atomic_write_bytes(root / CHANGELOG, changelog_with(root, entry, deck_name))
-
-
 def changelog_with(root: Path, entry: str, deck_name: str) -> bytes:
     """CHANGELOG.md's bytes with entry added as the newest release."""
     path = root / CHANGELOG
@@ -278,7 +271,3 @@ def description_changes(record_extra: Mapping[str, Any]) -> str:
     if not release:
         return ""
     return f"Latest release {release['version']}: {release['summary']}. See CHANGELOG.md for the cards."
-
-
-def ordered(notes: Sequence[PublishedNote]) -> list[PublishedNote]:
-    return sorted(notes, key=lambda n: n.card_id)
