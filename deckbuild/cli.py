@@ -290,28 +290,16 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
     """
     from deckbuild.commands import release as run_release
 
-    if variant is not None:
-        done = run_release(
-            project,
-            bump=bump,
-            allow_schema_change=allow_schema_change,
-            allow_identity_change=allow_identity_change,
-            progress=_progress(quiet=False),
-            variant=variant,
-        )
-        click.echo(f"released variant {variant} {done.version}: {done.changes.summary()}")
-        click.echo(f"wrote {_relative(done.build.path)}: {done.build.notes} notes, {done.build.cards} cards")
-        return
-
     result = run_release(
         project,
         bump=bump,
         allow_schema_change=allow_schema_change,
         allow_identity_change=allow_identity_change,
         progress=_progress(quiet=False),
+        variant=variant,
     )
     _report(result.warnings)
-    click.echo(f"released {result.version}: {result.changes.summary()}")
+    click.echo(f"released {f'variant {variant} ' if variant else ''}{result.version}: {result.changes.summary()}")
     click.echo(f"wrote {_relative(result.build.path)}: {result.build.notes} notes, {result.build.cards} cards")
 
 
