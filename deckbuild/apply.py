@@ -51,13 +51,16 @@ def apply(plan: Plan) -> Applied:
                 writes.commit()
         except OSError as exc:
             raise _cannot_write(plan, output.place, exc) from None
-        if plan.goal == "build" and plan.summary is not None:
+        if plan.goal == "build" and plan.summary is not None and plan.only_variant is None:
             # A release changes deck.yaml itself, so only a build's fingerprint describes what it wrote.
             from deckbuild.layout import RECORD_FILE
 
             summary = plan.summary
             counts = {"notes": summary.notes, "cards": summary.cards, "media": summary.media}
-            uptodate.save_state(root, plan.inputs, summary.package, RECORD_FILE, counts, warnings=len(plan.problems))
+            variants = [path for path, _notes in plan.variants]
+            uptodate.save_state(
+                root, plan.inputs, summary.package, RECORD_FILE, counts, warnings=len(plan.problems), also=variants
+            )
     return Applied(tuple(staged))
 
 

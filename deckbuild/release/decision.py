@@ -87,7 +87,7 @@ def decide(
         guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
         retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
     snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), {**current, **retired})
-    changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), config.name)
+    changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes, config.name), config.name)
     files = (
         (versioning.snapshot_path(root, version), snapshot.to_bytes()),
         (root / CONFIG_FILE, versioned_deck_yaml(root, version)),
