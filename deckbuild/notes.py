@@ -13,7 +13,8 @@ from deckbuild.render import figure_html, markdown_html, memoized, plain, relate
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."
-# The tag prefixes every note carries; the preview reads its filters back from them (plan._facets).
+# The tag prefixes every note carries; the preview's filters and the variants' rules read
+# them back (plan._facets, variants.tag_facts).
 DIFFICULTY_TAG = "difficulty::"
 TOPIC_TAG = "topic::"
 SOURCE_TAG = "source::"
