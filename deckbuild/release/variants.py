@@ -159,7 +159,7 @@ def decide_variant(
     entry = versioning.changelog_entry(version, now, changes, variant.name)
     files = (
         (snapshot_path(root, key, version), snapshot.to_bytes()),
-        (root / "deck.yaml", versioned_deck_yaml(root, variant, version)),
+        (root / CONFIG_FILE, versioned_deck_yaml(root, variant, version)),
         (root / changelog_name(key), versioning.changelog_with(root, entry, variant.name, changelog_name(key))),
     )
     new_variant = dataclasses.replace(variant, version=version)
