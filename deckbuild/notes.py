@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."
+# The tag prefixes every note carries; the preview's filters and the variants' rules read
+# them back (plan._facets, variants.tag_facts).
+DIFFICULTY_TAG = "difficulty::"
+TOPIC_TAG = "topic::"
+SOURCE_TAG = "source::"
+KIND_TAG = "kind::"
 
 
 def effective(card: Card, by_id: Mapping[str, Card]) -> tuple[str, tuple[str, ...], str]:
@@ -30,12 +36,12 @@ def effective(card: Card, by_id: Mapping[str, Card]) -> tuple[str, tuple[str, ..
 
 def card_tags(card: Card, difficulty: str, topics: Sequence[str], source: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
     """difficulty::, topic::, source::, kind:: and the card's own tags, sorted and unique."""
-    tags = {f"difficulty::{difficulty}"} if difficulty else set()
-    tags.update(f"topic::{topic}" for topic in topics)
+    tags = {DIFFICULTY_TAG + difficulty} if difficulty else set()
+    tags.update(TOPIC_TAG + topic for topic in topics)
     document = source.split("#", 1)[0].strip() if source else "original"
-    tags.add(f"source::{ids.slugify(document)}")
+    tags.add(SOURCE_TAG + ids.slugify(document))
     if card.kind != "qa":
-        tags.add(f"kind::{card.kind}")
+        tags.add(KIND_TAG + card.kind)
     if card.missing_code:
         tags.add("flag::missing-code")
     if card.duplicate_of:

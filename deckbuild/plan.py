@@ -520,14 +520,16 @@ def _media(
 
 def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
     """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
+    from deckbuild.notes import DIFFICULTY_TAG, KIND_TAG, TOPIC_TAG
+
     where = {card.id: card.location for card in cards}
     facets = {}
     for stamped in notes:
         tags = stamped.note.tags
         facets[stamped.note.card_id] = Facets(
-            next((t.split("::", 1)[1] for t in tags if t.startswith("kind::")), "qa"),
-            next((t.split("::", 1)[1] for t in tags if t.startswith("difficulty::")), ""),
-            tuple(t.split("::", 1)[1] for t in tags if t.startswith("topic::")),
+            next((t.removeprefix(KIND_TAG) for t in tags if t.startswith(KIND_TAG)), "qa"),
+            next((t.removeprefix(DIFFICULTY_TAG) for t in tags if t.startswith(DIFFICULTY_TAG)), ""),
+            tuple(t.removeprefix(TOPIC_TAG) for t in tags if t.startswith(TOPIC_TAG)),
             where.get(stamped.note.card_id),  # None for a retired note: no source left
         )
     return facets

@@ -218,13 +218,14 @@ def card_facts(card: Card, by_id: Mapping[str, Card]) -> Facts:
 def tag_facts(notetype: str, tags: Sequence[str], deck: str = "") -> Facts:
     """A shipped note's facts from its tags (a retired note: as it was when last active)."""
     from deckbuild.model import RETIRED_TAG
+    from deckbuild.notes import DIFFICULTY_TAG, KIND_TAG, TOPIC_TAG
 
     kept = tuple(t for t in tags if t != RETIRED_TAG)
     built_in = notetype in ("qa", "cloze")  # a declared note type's key is its kind
-    kind = next((t.split("::", 1)[1] for t in kept if t.startswith("kind::")), "qa" if notetype == "qa" else "")
+    kind = next((t.removeprefix(KIND_TAG) for t in kept if t.startswith(KIND_TAG)), "qa" if notetype == "qa" else "")
     kind = kind if built_in else notetype
-    difficulty = next((t.split("::", 1)[1] for t in kept if t.startswith("difficulty::")), "")
-    topics = tuple(t.split("::", 1)[1] for t in kept if t.startswith("topic::"))
+    difficulty = next((t.removeprefix(DIFFICULTY_TAG) for t in kept if t.startswith(DIFFICULTY_TAG)), "")
+    topics = tuple(t.removeprefix(TOPIC_TAG) for t in kept if t.startswith(TOPIC_TAG))
     return Facts(kind, difficulty, topics, kept, deck)
 
 

@@ -382,6 +382,20 @@ def test_bad_seed_leaves_cards_untouched(project: Path, content: str, code: str)
     assert _snapshot(project) == before
 
 
+def test_a_broken_curation_file_is_located_and_changes_nothing(project: Path) -> None:
+    """curation.yaml goes through the same located loader as the cards: a key given twice is an error, not a silent overwrite."""
+    curation = project / "seeds" / "curation.yaml"
+    curation.write_text("cards:\n  - id: a\n    id: b\n", encoding="utf-8")
+    before = _snapshot(project)
+    lines: list[str] = []
+    assert run_import(project, _seeds(project), lines.append) == 1
+    assert lines == [
+        f"error: {curation}:3:5: E101 key 'id' is given twice in one mapping (first at line 2); keep one",
+        "nothing written to cards/",
+    ]
+    assert _snapshot(project) == before
+
+
 def test_truncated_bank_leaves_cards_untouched(project: Path) -> None:
     bank = project / "seeds" / BANK_NAME
     bank.write_text("\n".join(bank.read_text(encoding="utf-8").split("\n")[:299]), encoding="utf-8")

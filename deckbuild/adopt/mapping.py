@@ -21,6 +21,7 @@ from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import escape_bare_ampersands, media_references
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
 from deckbuild.errors import LocatedError, Location, Problem
+from deckbuild.layout import CONFIG_FILE
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
@@ -90,7 +91,7 @@ def map_deck(
     deck_name = _common_deck(deck.notes)
     keys = _notetype_keys(deck.notetypes)
     files: dict[str, bytes] = {}
-    files["deck.yaml"] = _dump(
+    files[CONFIG_FILE] = _dump(
         {
             "name": deck_name,
             "namespace": _namespace(deck_name),

@@ -38,6 +38,9 @@ class CardsFileError(LocatedError):
 class _CardDumper(yaml.SafeDumper):
     """Deterministic, readable YAML: block scalars for multi-line text, indented lists."""
 
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # the project's loader refuses anchors and aliases (E114): write values out
+
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
 

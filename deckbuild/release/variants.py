@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.layout import RELEASES_DIR
+from deckbuild.layout import CONFIG_FILE, RELEASES_DIR
 from deckbuild.release.versioning import Changes, Snapshot
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def description_line(record_extra: Mapping[str, Any], key: str) -> str:
 
 def versioned_deck_yaml(root: Path, variant: Variant, version: str) -> bytes:
     """deck.yaml's bytes with the variant's version set, at the place it is written (comments kept)."""
-    text = (root / "deck.yaml").read_text("utf-8")
+    text = (root / CONFIG_FILE).read_text("utf-8")
     lines = text.splitlines(keepends=True)
     where = variant.version_location
     line = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
@@ -159,7 +159,7 @@ def decide_variant(
     entry = versioning.changelog_entry(version, now, changes, variant.name)
     files = (
         (snapshot_path(root, key, version), snapshot.to_bytes()),
-        (root / "deck.yaml", versioned_deck_yaml(root, variant, version)),
+        (root / CONFIG_FILE, versioned_deck_yaml(root, variant, version)),
         (root / changelog_name(key), versioning.changelog_with(root, entry, variant.name, changelog_name(key))),
     )
     new_variant = dataclasses.replace(variant, version=version)
@@ -179,7 +179,7 @@ def require_variant(config: Any, key: str) -> Variant:
     variant = config.variant(key)
     if variant is None:
         known = ", ".join(v.key for v in config.variants) or "none: deck.yaml has no 'variants'"
-        raise LocatedError(Location("deck.yaml"), "E238", f"unknown variant '{key}'; expected one of {known}")
+        raise LocatedError(Location(CONFIG_FILE), "E238", f"unknown variant '{key}'; expected one of {known}")
     return variant  # type: ignore[no-any-return]
 
 
@@ -193,7 +193,7 @@ def _changes(previous: Snapshot | None, current: Mapping[str, Any], schemas: Map
         # without a full-deck release retiring it (its notice names the full deck's version).
         gone = ", ".join(n.card_id for n in changes.retired)
         raise LocatedError(
-            Location("deck.yaml"),
+            Location(CONFIG_FILE),
             "E242",
             f"variant '{key}': card(s) {gone} left the sources but the full deck has not released their retirement; "
             "run `deckbuild release` first, then release the variant",

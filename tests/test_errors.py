@@ -1,0 +1,59 @@
+"""errors.py: one hierarchy for every error a user can meet, and one text for every problem."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import deckbuild
+from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem, TextProblem
+from deckbuild.importer.cardfiles import CardsFileError
+from deckbuild.importer.seeds import SeedFormatError
+
+# The generator modules import matplotlib (a second each) and define no exceptions.
+_SKIP = ("deckbuild.diagrams.",)
+
+
+def test_every_exception_deckbuild_defines_is_a_deckbuild_error() -> None:
+    """A user's mistake reaches the CLI as `file:line:col: CODE message`, never as an internal error."""
+    found = []
+    for info in pkgutil.walk_packages(deckbuild.__path__, "deckbuild."):
+        if info.name.startswith(_SKIP):
+            continue
+        module = importlib.import_module(info.name)
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, BaseException) and cls.__module__ == module.__name__ and not name.startswith("_"):
+                found.append(cls)
+    assert len(found) >= 10
+    assert [cls.__qualname__ for cls in found if not issubclass(cls, DeckbuildError)] == []
+
+
+def test_located_errors_format_like_problems() -> None:
+    error = LocatedError(Location("deck.yaml", 3, 10), "E151", "'version': expected MAJOR.MINOR.PATCH")
+    assert str(error) == "deck.yaml:3:10: E151 'version': expected MAJOR.MINOR.PATCH"
+    assert (error.location, error.code, error.message) == (
+        Location("deck.yaml", 3, 10),
+        "E151",
+        "'version': expected MAJOR.MINOR.PATCH",
+    )
+    assert [p.format() for p in error.problems()] == [str(error)]
+
+
+def test_seed_and_cards_file_errors_keep_their_text(tmp_path: Path) -> None:
+    seed = SeedFormatError(tmp_path / "seed.txt", 4, "E314", "expected a bullet")
+    assert str(seed) == f"{tmp_path / 'seed.txt'}:4:1: E314 expected a bullet"
+    assert (seed.code, seed.line) == ("E314", 4)
+    whole = SeedFormatError(tmp_path / "seed.txt", None, "E301", "empty seed file")
+    assert str(whole) == f"{tmp_path / 'seed.txt'}: E301 empty seed file" and whole.line is None
+    cards = CardsFileError(tmp_path / "cards" / "a.yaml", "E341", "expected a YAML list of cards (mappings)")
+    assert str(cards) == f"{tmp_path / 'cards' / 'a.yaml'}: E341 expected a YAML list of cards (mappings)"
+    assert isinstance(seed, LocatedError) and isinstance(cards, LocatedError)
+
+
+def test_a_text_problem_is_placed_by_its_caller() -> None:
+    found = TextProblem(7, "E406", "unknown macro '\\oops' for MathJax")
+    placed = found.at(Location("cards/a.yaml", 2, 12), "card 'x': formula: ")
+    assert placed == Problem(Location("cards/a.yaml", 2, 12), "E406", "card 'x': formula: unknown macro '\\oops' for MathJax")
+    assert placed.format() == "cards/a.yaml:2:12: E406 card 'x': formula: unknown macro '\\oops' for MathJax"
