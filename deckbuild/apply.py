@@ -51,7 +51,7 @@ def apply(plan: Plan) -> Applied:
             raise _cannot_write(plan, output.place, exc) from None
         if plan.goal == "build" and plan.summary is not None:
             # A release changes deck.yaml itself, so only a build's fingerprint describes what it wrote.
-            from deckbuild.release.record import RECORD_FILE
+            from deckbuild.layout import RECORD_FILE
 
             summary = plan.summary
             counts = {"notes": summary.notes, "cards": summary.cards, "media": summary.media}

@@ -5,7 +5,7 @@ deletions.  Anki's cloze parser is a plain text scanner: a deletion ends at the 
 and ``::`` starts a hint, so LaTeX like ``\\frac{B}{B_{\\text{base}}}`` breaks a card.  This
 module finds deletions with a brace-aware scanner (so the author never escapes anything) and
 writes the field HTML with Anki's escaping applied.  Every rule below was checked against the
-real Anki backend (tests/test_cloze_anki.py):
+real Anki backend (tests/test_cloze_cards.py and tests/test_cloze_hypothesis.py):
 
 * inside a deletion, ``}}`` never appears: a space is put between the braces in math mode
   (TeX ignores it) and an HTML comment ``<!-- -->`` in text mode (``\\text{..}``, where a
@@ -16,7 +16,8 @@ real Anki backend (tests/test_cloze_anki.py):
   eat the formula);
 * hints inside math are wrapped in ``\\text{..}`` so that MathJax shows their spaces.
 
-Everything here is pure: no I/O, so the lead's loader can map offsets to file:line itself.
+Everything here is pure (no I/O): problems carry character offsets into the checked text,
+and validate.py maps them to file:line:col.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from deckbuild.errors import TextProblem
 from deckbuild.mathjax_macros import (
     ENVIRONMENTS,
     FORBIDDEN,
@@ -50,15 +52,6 @@ ERROR_CODES: dict[str, str] = {
     "E412": "No deletion: a cloze card needs at least one {{cN::...}}.",
 }
 """Cloze/math error codes with one line of documentation each (for the README)."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One validation finding; ``offset`` is a character offset into the validated text."""
-
-    offset: int
-    code: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -90,7 +83,7 @@ class ParsedCloze:
     """The input split into plain text and deletions, plus problems found while scanning."""
 
     segments: list[Segment] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[TextProblem] = field(default_factory=list)
 
     @property
     def deletions(self) -> list[Deletion]:
@@ -132,7 +125,7 @@ def parse_deletions(text: str) -> ParsedCloze:
     return parsed
 
 
-def _scan_body(text: str, m: re.Match[str], problems: list[Problem]) -> tuple[Deletion | None, int]:
+def _scan_body(text: str, m: re.Match[str], problems: list[TextProblem]) -> tuple[Deletion | None, int]:
     """Scan one deletion from its opening match; return it and the offset past ``}}``."""
     number = int(m.group(1))
     body_start = i = m.end()
@@ -145,7 +138,7 @@ def _scan_body(text: str, m: re.Match[str], problems: list[Problem]) -> tuple[De
             i += 2
             continue
         if _OPEN.match(text, i):
-            problems.append(Problem(i, "E405", f"nested deletion inside c{number}"))
+            problems.append(TextProblem(i, "E405", f"nested deletion inside c{number}"))
             i += 2
             depth += 2  # the inner '{{' pairs with its own '}}'
             continue
@@ -162,7 +155,7 @@ def _scan_body(text: str, m: re.Match[str], problems: list[Problem]) -> tuple[De
                         i + 2,
                     )
                 problems.append(
-                    Problem(
+                    TextProblem(
                         i,
                         "E401",
                         f"unbalanced braces: '}}' closes nothing inside c{number}",
@@ -175,7 +168,7 @@ def _scan_body(text: str, m: re.Match[str], problems: list[Problem]) -> tuple[De
             i += 2
             continue
         i += 1
-    problems.append(Problem(m.start(), "E407", f"deletion c{number} is not closed with '}}}}'"))
+    problems.append(TextProblem(m.start(), "E407", f"deletion c{number} is not closed with '}}}}'"))
     return None, n
 
 
@@ -191,38 +184,38 @@ _MACRO = re.compile(r"\\([A-Za-z]+|.|\n|$)", re.DOTALL)
 _BEGIN_END = re.compile(r"\\(begin|end)\s*\{([^{}]*)\}")
 
 
-def validate_math(latex: str, base: int = 0) -> list[Problem]:
+def validate_math(latex: str, base: int = 0) -> list[TextProblem]:
     """Problems in one LaTeX math string (no delimiters, no deletions).
 
     Checks brace balance (E401), stray ``$`` (E402), unknown macros/environments (E406) and
     refused macros (E408).  ``base`` is added to every offset.
     """
-    problems: list[Problem] = []
+    problems: list[TextProblem] = []
     problems += _check_braces(latex, base)
     for m in _MACRO.finditer(latex):
         name = m.group(1)
         off = base + m.start()
         if name == "":
-            problems.append(Problem(off, "E401", "a lone '\\' ends the formula"))
+            problems.append(TextProblem(off, "E401", "a lone '\\' ends the formula"))
         elif len(name) == 1 and not name.isalpha():
             if name not in SYMBOL_MACROS and not name.isspace():
-                problems.append(Problem(off, "E406", f"unknown control symbol '\\{name}'"))
+                problems.append(TextProblem(off, "E406", f"unknown control symbol '\\{name}'"))
         elif name in FORBIDDEN or name.startswith("html"):
-            problems.append(Problem(off, "E408", f"macro '\\{name}' is refused"))
+            problems.append(TextProblem(off, "E408", f"macro '\\{name}' is refused"))
         elif name not in MACROS:
-            problems.append(Problem(off, "E406", f"unknown macro '\\{name}' for MathJax"))
+            problems.append(TextProblem(off, "E406", f"unknown macro '\\{name}' for MathJax"))
     for m in _BEGIN_END.finditer(latex):
         if m.group(2).strip() not in ENVIRONMENTS:
-            problems.append(Problem(base + m.start(), "E406", f"unknown environment '{m.group(2)}'"))
+            problems.append(TextProblem(base + m.start(), "E406", f"unknown environment '{m.group(2)}'"))
     for m in re.finditer(r"(?<!\\)\$", latex):
-        problems.append(Problem(base + m.start(), "E402", "'$' in math: use \\$ for a dollar sign"))
+        problems.append(TextProblem(base + m.start(), "E402", "'$' in math: use \\$ for a dollar sign"))
         break
     return problems
 
 
-def _check_braces(latex: str, base: int) -> list[Problem]:
+def _check_braces(latex: str, base: int) -> list[TextProblem]:
     """E401 for every '}' that closes nothing and every '{' never closed."""
-    problems: list[Problem] = []
+    problems: list[TextProblem] = []
     stack: list[int] = []
     i = 0
     while i < len(latex):
@@ -237,7 +230,7 @@ def _check_braces(latex: str, base: int) -> list[Problem]:
                 stack.pop()
             else:
                 problems.append(
-                    Problem(
+                    TextProblem(
                         base + i,
                         "E401",
                         "unbalanced braces: expected no '}', found '}'",
@@ -245,22 +238,22 @@ def _check_braces(latex: str, base: int) -> list[Problem]:
                 )
         i += 1
     for off in stack:
-        problems.append(Problem(base + off, "E401", "unbalanced braces: expected '}', found end"))
+        problems.append(TextProblem(base + off, "E401", "unbalanced braces: expected '}', found end"))
     return problems
 
 
-def _check_deletions(parsed: ParsedCloze) -> list[Problem]:
+def _check_deletions(parsed: ParsedCloze) -> list[TextProblem]:
     """Numbering (E403), empty bodies (E404), hints (E409), at least one deletion (E412)."""
-    problems: list[Problem] = []
+    problems: list[TextProblem] = []
     dels = parsed.deletions
     if not dels and not any(p.code == "E407" for p in parsed.problems):
-        problems.append(Problem(0, "E412", "no {{c1::...}} deletion"))
+        problems.append(TextProblem(0, "E412", "no {{c1::...}} deletion"))
     for d in dels:
         if not d.body.strip():
-            problems.append(Problem(d.start, "E404", f"deletion c{d.number} is empty"))
+            problems.append(TextProblem(d.start, "E404", f"deletion c{d.number} is empty"))
         if d.hint is not None and (not d.hint.strip() or re.search(r"[\\${}]|::", d.hint)):
             problems.append(
-                Problem(
+                TextProblem(
                     d.body_start + len(d.body) + 2,
                     "E409",
                     f"hint {d.hint!r} is not plain text",
@@ -270,7 +263,7 @@ def _check_deletions(parsed: ParsedCloze) -> list[Problem]:
     if numbers and numbers != list(range(1, len(numbers) + 1)):
         first_bad = next((d for d in dels if d.number > len(numbers) or d.number < 1), dels[0])
         problems.append(
-            Problem(
+            TextProblem(
                 first_bad.start,
                 "E403",
                 "cloze numbers {}: must be c1..cN without gaps".format(", ".join(f"c{n}" for n in numbers)),
@@ -279,12 +272,12 @@ def _check_deletions(parsed: ParsedCloze) -> list[Problem]:
     return problems
 
 
-def _dollar_problems(text: str) -> list[Problem]:
+def _dollar_problems(text: str) -> list[TextProblem]:
     """E402 for ``$...$`` pairs in Markdown text (a single currency '$' is fine)."""
     m = re.search(r"(?<!\\)\$[^$\n]+?(?<!\\)\$", text)
     if m:
         return [
-            Problem(
+            TextProblem(
                 m.start(),
                 "E402",
                 "$...$ is not math in Anki: write \\( ... \\) instead",
@@ -293,17 +286,17 @@ def _dollar_problems(text: str) -> list[Problem]:
     return []
 
 
-def validate_formula(text: str) -> list[Problem]:
+def validate_formula(text: str) -> list[TextProblem]:
     """All problems of a ``formula:`` value (LaTeX with deletions), offsets into ``text``."""
     parsed = parse_deletions(text)
     problems = list(parsed.problems) + _check_deletions(parsed)
     if re.search(r"(?<!\\)\$", text):
         off = re.search(r"(?<!\\)\$", text).start()  # type: ignore[union-attr]
-        problems.append(Problem(off, "E402", "$ in a formula: write plain LaTeX, deckbuild adds \\[ \\]"))
+        problems.append(TextProblem(off, "E402", "$ in a formula: write plain LaTeX, deckbuild adds \\[ \\]"))
     if re.search(r"\\[\[\]()]", _mask_escapes(text)):
         off = re.search(r"\\[\[\]()]", _mask_escapes(text)).start()  # type: ignore[union-attr]
         problems.append(
-            Problem(
+            TextProblem(
                 off,
                 "E402",
                 "math delimiters in a formula: deckbuild adds \\[ \\] itself",
@@ -314,7 +307,7 @@ def validate_formula(text: str) -> list[Problem]:
     revealed, offsets = _revealed_with_offsets(parsed)
     for p in validate_math(revealed):
         if p.code != "E402":
-            problems.append(Problem(offsets[p.offset], p.code, p.message))
+            problems.append(TextProblem(offsets[p.offset], p.code, p.message))
     for d in parsed.deletions:  # every body must be a balanced subtree on its own
         for p in _check_braces(d.body, d.body_start):
             problems.append(p)
@@ -344,7 +337,7 @@ def _revealed_with_offsets(parsed: ParsedCloze) -> tuple[str, list[int]]:
     return "".join(out), offsets
 
 
-def _sorted(problems: list[Problem]) -> list[Problem]:
+def _sorted(problems: list[TextProblem]) -> list[TextProblem]:
     """Problems in source order, duplicates removed."""
     return sorted(set(problems), key=lambda p: (p.offset, p.code, p.message))
 
@@ -372,10 +365,10 @@ def find_math_spans(text: str) -> list[tuple[int, int, str, bool]]:
     return [(s.start, s.end, s.latex, s.display) for s in spans]
 
 
-def _scan_math(text: str) -> tuple[list[MathSpan], list[Problem]]:
+def _scan_math(text: str) -> tuple[list[MathSpan], list[TextProblem]]:
     """Math spans plus E411 for delimiters that never close."""
     spans: list[MathSpan] = []
-    problems: list[Problem] = []
+    problems: list[TextProblem] = []
     i = 0
     n = len(text)
     while i < n:
@@ -389,7 +382,7 @@ def _scan_math(text: str) -> tuple[list[MathSpan], list[Problem]]:
                         break
                     j += 2 if text[j] == "\\" else 1
                 if j >= n:
-                    problems.append(Problem(i, "E411", f"'\\{nxt}' is never closed"))
+                    problems.append(TextProblem(i, "E411", f"'\\{nxt}' is never closed"))
                     i += 2
                     continue
                 spans.append(MathSpan(i, j + 2, text[i + 2 : j], nxt == "["))
@@ -401,15 +394,15 @@ def _scan_math(text: str) -> tuple[list[MathSpan], list[Problem]]:
     return spans, problems
 
 
-def math_problems(text: str, base: int = 0) -> list[Problem]:
-    """Problems of the math in Markdown text (answer, details, context): for the lead.
+def math_problems(text: str, base: int = 0) -> list[TextProblem]:
+    """Problems of the math in Markdown text (answer, details, context).
 
     ``$...$`` (E402), unclosed spans (E411) and :func:`validate_math` on every span.
     """
     spans, problems = _scan_math(text)
-    problems = [Problem(p.offset + base, p.code, p.message) for p in problems]
+    problems = [TextProblem(p.offset + base, p.code, p.message) for p in problems]
     masked = _blank_spans(text, spans)
-    problems += [Problem(p.offset + base, p.code, p.message) for p in _dollar_problems(masked)]
+    problems += [TextProblem(p.offset + base, p.code, p.message) for p in _dollar_problems(masked)]
     for s in spans:
         problems += validate_math(s.latex, base + s.start + 2)
     return _sorted(problems)
@@ -423,7 +416,7 @@ def _blank_spans(text: str, spans: list[MathSpan]) -> str:
     return "".join(chars)
 
 
-def validate_fact(text: str) -> list[Problem]:
+def validate_fact(text: str) -> list[TextProblem]:
     """All problems of a ``fact:`` value: Markdown with deletions and ``\\( \\)`` math."""
     parsed = parse_deletions(text)
     problems = list(parsed.problems) + _check_deletions(parsed)
@@ -437,11 +430,11 @@ def validate_fact(text: str) -> list[Problem]:
             span_inside = d.body_start <= s.start and s.end <= d.body_start + len(d.body)
             disjoint = d.end <= s.start or s.end <= d.start
             if not (inside_span or span_inside or disjoint):
-                problems.append(Problem(d.start, "E410", f"deletion c{d.number} crosses a math span"))
+                problems.append(TextProblem(d.start, "E410", f"deletion c{d.number} crosses a math span"))
         inner = parse_deletions(s.latex)
         revealed, offsets = _revealed_with_offsets(inner)
         for p in validate_math(revealed):
-            problems.append(Problem(s.start + 2 + offsets[p.offset], p.code, p.message))
+            problems.append(TextProblem(s.start + 2 + offsets[p.offset], p.code, p.message))
     problems += _dollar_problems(_blank_spans(text, spans))
     return _sorted(problems)
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply
 from deckbuild.errors import Problem
-from deckbuild.plan import Plan, Progress, Summary, plan
+from deckbuild.model import Progress
+from deckbuild.plan import Plan, Summary, plan
 
 if TYPE_CHECKING:
     from deckbuild.collection.push import PushReport

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import CONFIG_FILE, DEFAULT_OUTPUT
 from deckbuild.model import DeckConfig
 from deckbuild.yamlload import LocatedMap, load_yaml
 
-CONFIG_FILE = "deck.yaml"
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
@@ -70,7 +70,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
                 f"'namespace': expected lower-case letters, digits, '.', '_', '-'; got {namespace!r}",
             )
         )
-    output = data.get("output", "dist")
+    output = data.get("output", DEFAULT_OUTPUT)
     if Path(output).is_absolute() or ".." in Path(output).parts:
         problems.append(
             Problem(data.value_locs["output"], "E112", f"'output' must be a folder inside the project; got '{output}'")

@@ -72,12 +72,38 @@ class ProjectInvalid(DeckbuildError):
         return self._problems
 
 
+@dataclass(frozen=True)
+class TextProblem:
+    """A problem at a character offset of one text value, found before the text's place in a
+    file is known (the cloze and LaTeX checks are pure); `at` places it."""
+
+    offset: int
+    code: str
+    message: str
+
+    def at(self, location: Location, prefix: str = "") -> Problem:
+        """The located problem, its message after `prefix` (e.g. "card 'x': formula: ")."""
+        return Problem(location, self.code, prefix + self.message)
+
+
 class LocatedError(DeckbuildError):
-    """A single error at a known place (a seed file, deck.yaml, the lock file)."""
+    """A single error at a known place (a seed file, deck.yaml, the lock file, a cards file)."""
 
     def __init__(self, location: Location, code: str, message: str) -> None:
         self.problem = Problem(location, code, message)
         super().__init__(self.problem.format())
+
+    @property
+    def location(self) -> Location:
+        return self.problem.location
+
+    @property
+    def code(self) -> str:
+        return self.problem.code
+
+    @property
+    def message(self) -> str:
+        return self.problem.message
 
     def problems(self) -> Sequence[Problem]:
         return (self.problem,)

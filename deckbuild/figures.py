@@ -7,15 +7,11 @@ as E131 for every card that uses it, in source order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from deckbuild.errors import Problem, ProjectInvalid
-from deckbuild.model import Card, MediaFile
-
-Progress = Callable[[int, int, str], None]
-Figures = Mapping[str, tuple[MediaFile, bool]]
-"""card id -> (its image, whether the values shown are illustrative rather than from the source)."""
+from deckbuild.model import Card, MediaFile, Progress
 
 
 def figures(
@@ -31,7 +27,7 @@ def figures(
     if not diagram_cards:
         return found  # matplotlib is never imported
     from deckbuild import diagrams
-    from deckbuild.media import CACHE_DIR
+    from deckbuild.layout import CACHE_DIR
 
     specs = [(c.figure.diagram, c.figure.params_dict()) for c in diagram_cards if c.figure and c.figure.diagram]
 

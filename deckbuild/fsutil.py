@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from deckbuild.errors import BuildBusy
+from deckbuild.layout import CACHE_DIR
 
 
 def special_kind(path: Path) -> str | None:
@@ -115,7 +116,7 @@ def project_lock(root: Path) -> Iterator[None]:
     """Hold an exclusive lock on the project so two builds never interleave their writes."""
     import fcntl
 
-    lock_dir = root / ".deckbuild-cache"
+    lock_dir = root / CACHE_DIR
     lock_dir.mkdir(exist_ok=True)
     with open(lock_dir / "build.lock", "a+") as handle:
         try:

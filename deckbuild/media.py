@@ -14,21 +14,18 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import MEDIA_DIR
 from deckbuild.model import Card, MediaFile
 
-MEDIA_DIR = "media"
 IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
-CACHE_DIR = ".deckbuild-cache"
 # Names Windows (and so Anki on Windows, and phones' FAT/exFAT cards) cannot store.
 _RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))})
 _BAD_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
-
-Progress = Callable[[int, int, str], None]
 
 
 def content_hash(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -10,7 +10,11 @@ from typing import Any, Literal
 from deckbuild.errors import Location
 
 CardKind = Literal["qa", "formula", "fact", "note"]  # "note": a card of a declared note type
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, what): called as a long stage takes up each item."""
 DIFFICULTIES = ("easy", "medium", "hard")
+RETIRED_TAG = "retired"
+"""The tag of a note whose card left the sources: it keeps shipping, so learners can find it."""
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,14 @@ This module is imported by every build, even one that is up to date: heavy modul
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
+from deckbuild.layout import CONFIG_FILE, RECORD_FILE
+from deckbuild.model import Progress
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
@@ -32,7 +34,6 @@ if TYPE_CHECKING:
     from deckbuild.release.versioning import Snapshot
 
 Goal = Literal["check", "build", "release", "import"]
-Progress = Callable[[int, int, str], None]
 
 ABSENT = "absent"
 """Output.base for a file that did not exist when the plan was made."""
@@ -141,7 +142,6 @@ def plan(
             path, counts = current
             return Plan(root, goal, inputs, up_to_date=True, summary=Summary(path, **counts))
 
-    from deckbuild.config import CONFIG_FILE
     from deckbuild.incremental.cache import open_cache
 
     # The cache is written only inside a deck project (never a stray folder in the wrong place).
@@ -266,11 +266,7 @@ def _plan(
         Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
         for path, data in (decision.files if decision else ())
     ]
-    outputs.append(
-        Output(
-            root / record_stage.RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / record_stage.RECORD_FILE)
-        )
-    )
+    outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / RECORD_FILE)))
     outputs.append(Output(out, package, config.output))
     media_count = len(media_files)
     anki_cards = sum(_card_count(card) for card in cards if card.kind != "note") + len(retired)
@@ -306,7 +302,7 @@ def _refuse_outside(root: Path, out: Path) -> None:
     """deck.yaml keeps `output` inside the project; a symlinked folder must not lead out of it."""
     if not out.parent.resolve().is_relative_to(root.resolve()):
         raise LocatedError(
-            Location("deck.yaml"), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
+            Location(CONFIG_FILE), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
         )
 
 

@@ -14,7 +14,6 @@ import html
 import re
 import xml.etree.ElementTree as etree
 from collections.abc import Callable
-from typing import Any
 
 import markdown
 from markdown.treeprocessors import Treeprocessor
@@ -232,7 +231,3 @@ def related_html(questions: list[tuple[str, str]], label: str) -> str:
         return ""
     items = "".join(f"<li>{markdown_html(q, inline=True)}</li>" for _cid, q in questions)
     return f'<div class="db-related-label">{plain(label)}</div><ul class="db-related">{items}</ul>'
-
-
-def describe(value: Any) -> str:
-    return html.escape(str(value))

@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import CARDS_DIR
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
 
 if TYPE_CHECKING:
     from deckbuild.incremental.cache import BuildCache
-
-CARDS_DIR = "cards"
 
 # Every key a card may have, and what it holds.  The README documents the same list.
 CARD_KEYS: dict[str, str] = {

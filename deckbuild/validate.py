@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, TextProblem
 from deckbuild.model import Card
 from deckbuild.render import markdown_images
 
@@ -35,7 +35,7 @@ def validate_cards(cards: Sequence[Card]) -> list[Problem]:
     return problems
 
 
-# --- clozes that test one thing (issue 12) ----------------------------------------------
+# --- clozes that test one thing ----------------------------------------------
 
 INTERNAL_CODE = re.compile(r"\(\s*[A-Z]{1,2}\d{2}\s*\)")  # (F01), (N60): bookkeeping codes; (A100) is a GPU
 """A bookkeeping code like "(F01)" left in learner-facing text."""
@@ -171,7 +171,7 @@ def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
 
     problems: list[Problem] = []
     for card in cards:
-        checks: list[tuple[str, Callable[[str], list[cloze.Problem]]]] = [
+        checks: list[tuple[str, Callable[[str], list[TextProblem]]]] = [
             (key, cloze.math_problems) for key in MATH_KEYS if getattr(card, key)
         ]
         if card.kind == "formula":
@@ -184,7 +184,7 @@ def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
                 continue  # no math possible: skip the scan
             for found in checker(text):
                 where = offset_location(card.where(key), text, found.offset)
-                problems.append(Problem(where, found.code, f"card '{card.id}': {key}: {found.message}"))
+                problems.append(found.at(where, f"card '{card.id}': {key}: "))
     return problems
 
 

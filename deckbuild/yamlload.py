@@ -37,6 +37,15 @@ class LocatedList(list[Any]):
     item_locs: list[Location]
 
 
+def to_plain(value: Any) -> Any:
+    """The same value with plain dicts and lists (for code that rewrites YAML, like the importer)."""
+    if isinstance(value, dict):
+        return {key: to_plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [to_plain(item) for item in value]
+    return value
+
+
 class _Abort(Exception):
     def __init__(self, problem: Problem) -> None:
         self.problem = problem

@@ -17,7 +17,8 @@ from conftest import REPO, copy_project
 
 from deckbuild.cli import main
 from deckbuild.commands import build, check
-from deckbuild.incremental.uptodate import CACHE_DIR, up_to_date
+from deckbuild.incremental.uptodate import up_to_date
+from deckbuild.layout import CACHE_DIR
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Seed parsing: counts and invariants of SEEDS.md §6.5, and clear errors on bad files."""
+"""Seed parsing: counts and invariants of both seed files, and clear errors on bad files."""
 
 from __future__ import annotations
 

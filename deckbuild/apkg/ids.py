@@ -8,8 +8,10 @@ that an edit to a card's text never changes its identity.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 
 _STOP_WORDS = frozenset(
     [
@@ -133,6 +135,20 @@ def field_id(namespace: str, notetype_key: str, field_key: str) -> int:
 def template_id(namespace: str, notetype_key: str, template_name: str) -> int:
     """A stable id for a card template."""
     return _hash_int("template", namespace, notetype_key, template_name, bits=62)
+
+
+def package_time(mods: Iterable[int]) -> int:
+    """A package's own timestamp: the newest note or note type mod in it (never the clock,
+    so rebuilding the same sources gives the same bytes)."""
+    return max([*mods, 1])
+
+
+def row_ids(time: int) -> Iterator[int]:
+    """The note and card ids of a package with this package_time, in the order rows are
+    written (each note, then its cards): consecutive milliseconds from `time`, like ids
+    Anki makes.  Anki matches notes by GUID, never by these ids, so they only need to be
+    unique within the package and the same for the same sources."""
+    return itertools.count(time * 1000)
 
 
 def slug_for_question(text: str, max_words: int = 4) -> str:

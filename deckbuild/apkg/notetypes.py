@@ -52,8 +52,6 @@ def field_key(name: str) -> str:
     return FIELD_KEYS.get(name, name)
 
 
-CSS_VERSION = "3"
-
 TEMPLATES = resources.files("deckbuild.apkg") / "templates"
 """The card templates, CSS and script: files in deckbuild/apkg/templates/, shipped as package data."""
 
@@ -141,9 +139,6 @@ class NoteType:
         mine = self.schema()
         same_rest = {k: v for k, v in released.items() if k != "fields"} == {k: v for k, v in mine.items() if k != "fields"}
         return same_rest and [field_key(str(f)) for f in released["fields"]] == [field_key(f) for f in self.fields]
-
-    def schema_hash(self) -> str:
-        return _digest(self.schema())
 
     def content_hash(self) -> str:
         """Changes whenever anything Anki stores for the note type changes."""

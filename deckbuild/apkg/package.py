@@ -156,14 +156,12 @@ def write_package(
     for full in subdeck_names(deck_name, {n.note.deck for n in notes}):
         decks.append(genanki.Deck(ids.deck_id(namespace, full), full))
         deck_ids[full[len(deck_name) + 2 :]] = decks[-1].deck_id
-    timestamp = max([*notetype_mods.values(), *(n.mod for n in notes), 1])
+    timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
     # In memory, not a temp file: a build writes nothing outside the project, even if killed.
     conn = sqlite3.connect(":memory:")
     try:
         cursor = conn.cursor()
-        import itertools
-
-        id_gen = itertools.count(int(timestamp) * 1000)
+        id_gen = ids.row_ids(timestamp)
         # genanki writes the schema, the collection, the deck and the note types ...
         genanki.Package(decks).write_to_db(cursor, timestamp, id_gen)
         # ... and we add the notes and cards it would write, in bulk (see _note_rows).

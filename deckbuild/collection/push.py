@@ -19,6 +19,7 @@ from typing import Any
 from deckbuild.apkg.notetypes import PERSONAL_FIELD
 from deckbuild.collection.access import check_collection, private_copy
 from deckbuild.collection.package import ShippedNote, read_package
+from deckbuild.model import RETIRED_TAG
 
 RECORD_KEY = "deckbuild"
 """The collection config key holding, per deck namespace, what deckbuild last pushed."""
@@ -109,7 +110,7 @@ def _push(path: Path, package: Path, namespace: str, version: str, *, backup: bo
                 plan.append((note, existing[guid], shipped_before))
             else:
                 report.unchanged += 1
-            if "retired" in note.tags and not all(c.queue == -1 for c in current.cards()):
+            if RETIRED_TAG in note.tags and not all(c.queue == -1 for c in current.cards()):
                 report.retired += 1
 
         # Write: first a backup, with Anki's own backup (a .colpkg beside the profile's others).

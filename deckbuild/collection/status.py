@@ -17,6 +17,7 @@ from deckbuild.apkg.notetypes import PERSONAL_FIELD
 from deckbuild.collection.access import check_collection, private_copy
 from deckbuild.collection.package import read_package
 from deckbuild.collection.push import read_record
+from deckbuild.model import RETIRED_TAG
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def _status(path: Path, package: Path, namespace: str, source: str) -> StatusRep
                 report.personal += 1
             cards = note.cards()
             report.suspended += sum(1 for c in cards if c.queue == -1)
-            if "retired" in tags and any(c.queue != -1 for c in cards):
+            if RETIRED_TAG in tags and any(c.queue != -1 for c in cards):
                 report.retired_active.append(card_id)
     finally:
         col.close()

@@ -18,12 +18,15 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from deckbuild.errors import DeckbuildError
+from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.model import Progress
 
 __all__ = [
     "REGISTRY",
@@ -41,7 +44,7 @@ _SHARED_MODULES = ("_style",)
 """Modules whose source is part of every cache key (the look of every diagram)."""
 
 
-class DiagramError(ValueError):
+class DiagramError(DeckbuildError):
     """A diagram spec that cannot be rendered (unknown name, bad parameters)."""
 
 
@@ -82,7 +85,6 @@ def _info(
 REGISTRY: dict[str, DiagramInfo] = {
     d.name: d
     for d in [
-        # D01
         _info(
             "warmup-cosine",
             "Linear warmup + cosine decay",
@@ -93,7 +95,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             warmup=1_000,
             accumulation_bug=False,
         ),
-        # D02
         _info(
             "one-cycle",
             "One-cycle policy: LR and momentum",
@@ -103,7 +104,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             pct_start=0.3,
             div=25.0,
         ),
-        # D03
         _info(
             "lr-range-test",
             "LR range test",
@@ -111,7 +111,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "lr_range_test",
             illustrative=True,
         ),
-        # D23
         _info(
             "lr-too-small-large",
             "Learning rate too small / right / too large",
@@ -119,7 +118,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "lr_too_small_large",
             illustrative=True,
         ),
-        # D25
         _info(
             "lr-batch-scaling",
             "LR vs batch size: linear and sqrt rules",
@@ -129,7 +127,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             base_lr=0.1,
             base_batch=256,
         ),
-        # D05
         _info(
             "double-descent",
             "Deep double descent (computed)",
@@ -139,7 +136,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             n_train=40,
             seeds=10,
         ),
-        # D06
         _info(
             "grokking",
             "Grokking (schematic)",
@@ -147,7 +143,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "grokking",
             illustrative=True,
         ),
-        # D20
         _info(
             "weight-ema",
             "EMA of weights smooths the trajectory",
@@ -155,7 +150,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "weight_ema",
             illustrative=True,
         ),
-        # D21
         _info(
             "early-stopping",
             "Early stopping with patience",
@@ -164,7 +158,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             patience=10,
         ),
-        # D22
         _info(
             "train-above-val",
             "Why training loss can sit above validation loss",
@@ -172,7 +165,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "train_above_val",
             illustrative=True,
         ),
-        # D07
         _info(
             "activations",
             "Activation functions and derivatives",
@@ -180,7 +172,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "activations",
             illustrative=False,
         ),
-        # D08
         _info(
             "vanishing-exploding",
             "Vanishing / exploding products",
@@ -189,7 +180,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=False,
             layers=20,
         ),
-        # D09
         _info(
             "conv-output-size",
             "Convolution output size",
@@ -197,7 +187,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "conv_output_size",
             illustrative=False,
         ),
-        # D10
         _info(
             "receptive-field",
             "Receptive-field growth",
@@ -205,7 +194,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "receptive_field",
             illustrative=False,
         ),
-        # D11
         _info(
             "grouped-conv",
             "Grouped and depthwise connectivity",
@@ -213,7 +201,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "grouped_conv",
             illustrative=False,
         ),
-        # D12
         _info(
             "norm-axes",
             "BatchNorm vs LayerNorm vs GroupNorm axes",
@@ -221,7 +208,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "norm_axes",
             illustrative=False,
         ),
-        # D13
         _info(
             "batch-stat-noise",
             "Batch-statistic noise vs batch size",
@@ -231,7 +217,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             small_batch=4,
             large_batch=256,
         ),
-        # D14
         _info(
             "grad-clipping",
             "Gradient clipping by norm vs by value",
@@ -239,7 +224,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "grad_clipping",
             illustrative=False,
         ),
-        # D15
         _info(
             "float-formats",
             "fp32 / fp16 / bf16: bits and range",
@@ -247,7 +231,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "float_formats",
             illustrative=False,
         ),
-        # D16
         _info(
             "loss-scaling",
             "Why loss scaling works",
@@ -256,7 +239,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             scale=128,
         ),
-        # D17
         _info(
             "zero-memory",
             "Memory per GPU: DDP vs ZeRO-1/2/3",
@@ -267,7 +249,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             gpus=64,
             k=12,
         ),
-        # D24
         _info(
             "chinchilla",
             "Chinchilla compute-optimal allocation",
@@ -275,7 +256,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "chinchilla",
             illustrative=False,
         ),
-        # D18
         _info(
             "attention-masks",
             "Attention masks",
@@ -283,7 +263,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention_masks",
             illustrative=False,
         ),
-        # D19
         _info(
             "attention-scaling",
             "Why divide by sqrt(d_k)",
@@ -291,8 +270,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention_scaling",
             illustrative=False,
         ),
-        # --- Priority P2 ---
-        # D04
         _info(
             "cosine-restarts",
             "Cosine restarts and snapshot points",
@@ -301,7 +278,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             cycles=5,
         ),
-        # D27
         _info(
             "inverted-dropout",
             "Inverted dropout",
@@ -309,7 +285,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "inverted_dropout",
             illustrative=True,
         ),
-        # D28
         _info(
             "stochastic-depth",
             "Stochastic depth: drop probability by depth",
@@ -319,7 +294,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             blocks=24,
             final_drop=0.2,
         ),
-        # D35
         _info(
             "label-smoothing",
             "Label smoothing targets",
@@ -329,7 +303,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             classes=4,
             eps=0.1,
         ),
-        # D43
         _info(
             "sharp-flat-minima",
             "Sharp vs flat minima",
@@ -338,7 +311,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             shift=0.3,
         ),
-        # D36
         _info(
             "temperature",
             "Temperature scaling",
@@ -346,7 +318,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "temperature",
             illustrative=False,
         ),
-        # D37
         _info(
             "accuracy-paradox",
             "Accuracy paradox",
@@ -354,7 +325,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "accuracy_paradox",
             illustrative=False,
         ),
-        # D30
         _info(
             "lstm-forget",
             "LSTM forget-gate retention",
@@ -362,7 +332,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "lstm_forget",
             illustrative=True,
         ),
-        # D40
         _info(
             "init-signal",
             "Initialization and signal propagation",
@@ -370,7 +339,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "init_signal",
             illustrative=False,
         ),
-        # D26
         _info(
             "critical-batch",
             "Critical batch size trade-off",
@@ -379,7 +347,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             b_noise=1000,
         ),
-        # D45
         _info(
             "attention-memory",
             "Attention score memory vs sequence length",
@@ -388,7 +355,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             heads=16,
         ),
-        # D38
         _info(
             "broadcasting-bug",
             "Broadcasting bug in a regression loss",
@@ -396,7 +362,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "broadcasting_bug",
             illustrative=True,
         ),
-        # D39
         _info(
             "padding-loss",
             "Padding-aware loss averaging",
@@ -404,7 +369,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             "padding_loss",
             illustrative=True,
         ),
-        # D42
         _info(
             "finite-difference",
             "Centered vs forward difference",
@@ -413,7 +377,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             eps=0.5,
         ),
-        # D31
         _info(
             "truncated-bptt",
             "Truncated BPTT",
@@ -423,7 +386,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             steps=12,
             chunk=4,
         ),
-        # D32
         _info(
             "grad-accumulation",
             "Gradient accumulation timeline",
@@ -432,7 +394,6 @@ REGISTRY: dict[str, DiagramInfo] = {
             illustrative=True,
             micro=4,
         ),
-        # D44
         _info(
             "fgsm-pgd",
             "FGSM / PGD geometry",
@@ -535,18 +496,6 @@ def render_png(name: str, params: Mapping[str, Any] | None = None) -> bytes:
     return _style.render(REGISTRY[name], merged)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a PNG."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _cached(cache_dir: Path, key: str) -> Path | None:
     """The cached PNG for a key, if both its index file and the PNG exist."""
     index = cache_dir / f"{key}.txt"
@@ -586,7 +535,7 @@ def default_jobs() -> int:
 def materialize(
     specs: Sequence[tuple[str, Mapping[str, Any] | None]],
     cache_dir: Path,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Progress | None = None,
     *,
     jobs: int | None = None,
 ) -> dict[str, Path]:
@@ -628,8 +577,8 @@ def materialize(
             continue
         path = cache_dir / f"{name}-{hashlib.sha256(outcome).hexdigest()[:12]}.png"
         if not path.is_file():
-            _atomic_write(path, outcome)
-        _atomic_write(cache_dir / f"{key}.txt", (path.name + "\n").encode())
+            atomic_write_bytes(path, outcome)
+        atomic_write_bytes(cache_dir / f"{key}.txt", (path.name + "\n").encode())
         result[key] = path
     if failures:
         raise DiagramFailures(failures)
@@ -658,7 +607,7 @@ def _start_worker() -> None:
     os.environ.update(NUMERIC_ENV)
 
 
-def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Callable[[int, int, str], None] | None) -> list[bytes | str]:
+def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Progress | None) -> list[bytes | str]:
     """Draw in 'spawn'ed worker processes (one when jobs=1), each started by _start_worker.
 
     Never in this process: its numpy may already be loaded with the CPU's own kernels, and

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 WIDTH_IN = 3.6
 DPI = 200
 MIN_PT = 8.0
+SEED = 0
+"""Every random sample a diagram draws starts here, so a picture is the same on every build."""
 
 INK = "#222222"
 MUTED = "#555555"

@@ -8,11 +8,9 @@ from matplotlib.figure import Figure
 
 from . import _style as s
 
-_SEED = 0
-
 
 def attention_masks() -> Figure:
-    """D18: causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
+    """causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
     L = 6
     causal = np.tril(np.ones((L, L), bool))
     keep_right = np.arange(L) < 4  # last two keys are padding
@@ -60,8 +58,8 @@ def attention_masks() -> Figure:
 
 
 def attention_scaling() -> Figure:
-    """D19: q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
-    rng = np.random.default_rng(_SEED)
+    """q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
+    rng = np.random.default_rng(s.SEED)
     dims = [4, 16, 64, 256, 1024]
     trials, keys = 2000, 16
     std: list[float] = []

@@ -1,4 +1,4 @@
-"""Classifier-output diagrams (P2): temperature scaling and the accuracy paradox."""
+"""Classifier-output diagrams: temperature scaling and the accuracy paradox."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from . import _style as s
 
 
 def temperature() -> Figure:
-    """D36: softmax([2, 1]) at T = 0.5, 1, 2: confidence changes, the argmax does not."""
+    """softmax([2, 1]) at T = 0.5, 1, 2: confidence changes, the argmax does not."""
     logits = np.array([2.0, 1.0])
     temps = [0.5, 1.0, 2.0]
     fig = s.figure(2.7)
@@ -38,7 +38,7 @@ def temperature() -> Figure:
 
 
 def accuracy_paradox() -> Figure:
-    """D37: an always-negative classifier on 1% positives: 99% accuracy, recall 0."""
+    """an always-negative classifier on 1% positives: 99% accuracy, recall 0."""
     cm = np.array([[990, 0], [10, 0]])  # rows: actual neg/pos; cols: predicted neg/pos
     fig = s.figure(3.0)
     ax = fig.subplots()

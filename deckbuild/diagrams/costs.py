@@ -1,4 +1,4 @@
-"""Cost diagrams (P2): critical batch size and attention-score memory."""
+"""Cost diagrams: critical batch size and attention-score memory."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from . import _style as s
 
 
 def critical_batch(b_noise: int) -> Figure:
-    """D26: steps to a target S(B) = S_min (1 + B_noise / B): ~1/B below B_noise, flat above."""
+    """steps to a target S(B) = S_min (1 + B_noise / B): ~1/B below B_noise, flat above."""
     b = np.geomspace(16, 65536, 300)
     steps = 1 + b_noise / b  # in units of S_min
     fig = s.figure(2.9)
@@ -32,7 +32,7 @@ def critical_batch(b_noise: int) -> Figure:
 
 
 def attention_memory(heads: int) -> Figure:
-    """D45: bytes of one fp16 B x H x L x L score tensor (B = 1) grow with L squared."""
+    """bytes of one fp16 B x H x L x L score tensor (B = 1) grow with L squared."""
     length = np.linspace(0, 8192, 400)
     gib = 2 * heads * length**2 / 2**30
     fig = s.figure(2.8)

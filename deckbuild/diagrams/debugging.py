@@ -1,4 +1,4 @@
-"""Debugging diagrams (P2): broadcasting bug, padding-aware loss averaging, finite
+"""Debugging diagrams: broadcasting bug, padding-aware loss averaging, finite
 differences."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _table(
 
 
 def broadcasting_bug() -> Figure:
-    """D38: pred [4, 1] minus target [4] broadcasts to a [4, 4] residual matrix."""
+    """pred [4, 1] minus target [4] broadcasts to a [4, 4] residual matrix."""
     pred = np.array([1.0, 2.0, 3.0, 4.0])
     target = np.array([1.5, 2.0, 2.5, 5.0])
     resid = pred[:, None] - target[None, :]
@@ -74,7 +74,7 @@ def broadcasting_bug() -> Figure:
 
 
 def padding_loss() -> Figure:
-    """D39: token mean vs sequence mean over padded batches; DDP ranks with unequal tokens."""
+    """token mean vs sequence mean over padded batches; DDP ranks with unequal tokens."""
     losses = np.array([[1.0, 3.0, np.nan, np.nan], [1.0, 1.0, 1.0, 1.0]])
     fills = np.where(np.isnan(losses), s.SHADE, "white").astype(object)
     fig = s.figure(2.6)
@@ -108,7 +108,7 @@ def padding_loss() -> Figure:
 
 
 def finite_difference(eps: float) -> Figure:
-    """D42: f(x) = x^3 at x = 1: forward vs centered secants against the tangent."""
+    """f(x) = x^3 at x = 1: forward vs centered secants against the tangent."""
     x = np.linspace(0, 1.8, 400)
     x0 = 1.0
     f0, df = x0**3, 3 * x0**2

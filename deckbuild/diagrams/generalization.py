@@ -7,11 +7,9 @@ from matplotlib.figure import Figure
 
 from . import _style as s
 
-_SEED = 0
-
 
 def double_descent(n_train: int, seeds: int) -> Figure:
-    """D05: min-norm least squares on random ReLU features; test error peaks at p = n."""
+    """min-norm least squares on random ReLU features; test error peaks at p = n."""
     d, n_test, noise, p_max = 10, 1000, 0.3, 200
     ps = np.arange(1, p_max + 1)
     train = np.zeros((seeds, p_max))
@@ -71,7 +69,7 @@ def double_descent(n_train: int, seeds: int) -> Figure:
 
 
 def grokking() -> Figure:
-    """D06: train accuracy saturates early; validation jumps long after (schematic)."""
+    """train accuracy saturates early; validation jumps long after (schematic)."""
     fig = s.figure(2.8)
     ax = fig.subplots()
     x = np.linspace(1, 5, 801)
@@ -99,8 +97,8 @@ def grokking() -> Figure:
 
 
 def weight_ema() -> Figure:
-    """D20: a noisy weight trajectory, its EMAs (alpha 0.99, 0.999) and an SWA average."""
-    rng = np.random.default_rng(_SEED)
+    """a noisy weight trajectory, its EMAs (alpha 0.99, 0.999) and an SWA average."""
+    rng = np.random.default_rng(s.SEED)
     t = np.arange(3001)
     theta = 1 + 0.5 * np.exp(-t / 300) + 0.1 * rng.standard_normal(t.size)
     fig = s.figure(2.9)
@@ -131,7 +129,7 @@ def weight_ema() -> Figure:
 
 
 def early_stopping(patience: int) -> Figure:
-    """D21: train loss falls, validation loss turns up; keep the best, stop after patience."""
+    """train loss falls, validation loss turns up; keep the best, stop after patience."""
     e = np.arange(61)
     train = np.exp(-e / 15) + 0.05
     val = 0.35 + 0.6 * np.exp(-e / 12) + 0.004 * np.maximum(0, e - 30)
@@ -163,8 +161,8 @@ def early_stopping(patience: int) -> Figure:
 
 
 def train_above_val() -> Figure:
-    """D22: the logged train loss averages a falling curve (and has dropout on): it lags."""
-    rng = np.random.default_rng(_SEED)
+    """the logged train loss averages a falling curve (and has dropout on): it lags."""
+    rng = np.random.default_rng(s.SEED)
     epoch, epochs = 500, 6
     t = np.arange(epoch * epochs + 1)
     clean = 0.3 + 2 * np.exp(-t / 800)

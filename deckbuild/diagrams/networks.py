@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def activations() -> Figure:
-    """D07: ReLU, leaky ReLU, sigmoid, tanh and their derivatives on [-5, 5]."""
+    """ReLU, leaky ReLU, sigmoid, tanh and their derivatives on [-5, 5]."""
     x = np.linspace(-5, 5, 1001)
     sig = 1 / (1 + np.exp(-x))
     funcs = [
@@ -51,7 +51,7 @@ def activations() -> Figure:
 
 
 def vanishing_exploding(layers: int) -> Figure:
-    """D08: a product of per-layer factors 0.5 or 1.5 over depth, on a log axis."""
+    """a product of per-layer factors 0.5 or 1.5 over depth, on a log axis."""
     n = np.arange(layers + 1)
     fig = s.figure(2.9)
     ax = fig.subplots()
@@ -138,7 +138,7 @@ def _conv_case(ax: Axes, length: int, k: int, p: int, st: int, d: int, title: st
 
 
 def conv_output_size() -> Figure:
-    """D09: 1-D sliding windows: which inputs (incl. zero padding) each output reads."""
+    """1-D sliding windows: which inputs (incl. zero padding) each output reads."""
     fig = s.figure(3.6)
     ax1, ax2 = fig.subplots(2, 1)
     _conv_case(ax1, 9, 3, 1, 2, 1, "A: stride 2, padding 1")
@@ -201,7 +201,7 @@ def _rf_case(ax: Axes, layers: list[tuple[int, int]], title: str) -> int:
 
 
 def receptive_field() -> Figure:
-    """D10: two stacked kernel-3 layers; input cells one top unit depends on."""
+    """two stacked kernel-3 layers; input cells one top unit depends on."""
     fig = s.figure(3.4)
     ax1, ax2 = fig.subplots(2, 1)
     _rf_case(ax1, [(3, 1), (3, 1)], "k3/s1 then k3/s1")
@@ -212,7 +212,7 @@ def receptive_field() -> Figure:
 
 
 def grouped_conv() -> Figure:
-    """D11: which input channels feed each output channel: dense, 4 groups, depthwise."""
+    """which input channels feed each output channel: dense, 4 groups, depthwise."""
     c_in, c_out = 8, 16
     cases = [("groups=1", 1), ("groups=4", 4), ("depthwise", c_in)]
     fig = s.figure(3.3)
@@ -276,7 +276,7 @@ def _cube(ax: Axes3D, shade: np.ndarray, labels: tuple[str, str, str], title: st
 
 
 def norm_axes() -> Figure:
-    """D12: elements normalized together by BatchNorm, LayerNorm, GroupNorm; LN per token."""
+    """elements normalized together by BatchNorm, LayerNorm, GroupNorm; LN per token."""
     n, c, hw, groups = 4, 6, 5, 2
     fig = s.figure(4.4, layout="none")
     specs = []

@@ -8,12 +8,10 @@ from matplotlib.patches import Circle, Rectangle
 
 from . import _style as s
 
-_SEED = 0
-
 
 def batch_stat_noise(small_batch: int, large_batch: int) -> Figure:
-    """D13: per-batch mean estimates spread as 1/sqrt(B): tiny batches give noisy BN stats."""
-    rng = np.random.default_rng(_SEED)
+    """per-batch mean estimates spread as 1/sqrt(B): tiny batches give noisy BN stats."""
+    rng = np.random.default_rng(s.SEED)
     fig = s.figure(3.5)
     axes = fig.subplots(2, 1, sharex=True)
     bins = np.linspace(-2, 2, 81)
@@ -51,7 +49,7 @@ def batch_stat_noise(small_batch: int, large_batch: int) -> Figure:
 
 
 def grad_clipping() -> Figure:
-    """D14: clip-by-norm keeps the direction; clip-by-value changes it."""
+    """clip-by-norm keeps the direction; clip-by-value changes it."""
     g = np.array([6.0, 8.0])
     c = 2.0
     by_norm = g * c / np.linalg.norm(g)
@@ -102,7 +100,7 @@ def grad_clipping() -> Figure:
 
 
 def float_formats() -> Figure:
-    """D15: bit layouts of fp32/fp16/bf16 and the magnitudes each can represent."""
+    """bit layouts of fp32/fp16/bf16 and the magnitudes each can represent."""
     f16, f32 = np.finfo(np.float16), np.finfo(np.float32)
     bf16_max = (2 - 2.0**-7) * 2.0**127
     formats = [
@@ -174,8 +172,8 @@ def float_formats() -> Figure:
 
 
 def loss_scaling(scale: int) -> Figure:
-    """D16: fp16 flushes tiny gradients to zero; multiplying the loss by S shifts them up."""
-    rng = np.random.default_rng(_SEED)
+    """fp16 flushes tiny gradients to zero; multiplying the loss by S shifts them up."""
+    rng = np.random.default_rng(s.SEED)
     log_g = rng.normal(-7, 1, 100_000)
     grads = 10.0**log_g
     f16 = np.finfo(np.float16)

@@ -1,4 +1,4 @@
-"""Signal-propagation diagrams (P2): LSTM forget-gate retention, initialization scale."""
+"""Signal-propagation diagrams: LSTM forget-gate retention, initialization scale."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ from matplotlib.figure import Figure
 
 from . import _style as s
 
-_SEED = 0
-
 
 def lstm_forget() -> Figure:
-    """D30: fraction of cell content left after t steps when the forget gate is f: f^t."""
+    """fraction of cell content left after t steps when the forget gate is f: f^t."""
     t = np.arange(101)
     fig = s.figure(2.8)
     ax = fig.subplots()
@@ -36,8 +34,8 @@ def lstm_forget() -> Figure:
 
 
 def init_signal() -> Figure:
-    """D40: activation std through 30 ReLU layers (width 256) for three weight scales."""
-    rng = np.random.default_rng(_SEED)
+    """activation std through 30 ReLU layers (width 256) for three weight scales."""
+    rng = np.random.default_rng(s.SEED)
     width, depth, batch = 256, 30, 512
     x0 = rng.standard_normal((batch, width))
     fig = s.figure(2.9)

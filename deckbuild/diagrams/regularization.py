@@ -1,4 +1,4 @@
-"""Regularization diagrams (P2): snapshot restarts, dropout, stochastic depth, label
+"""Regularization diagrams: snapshot restarts, dropout, stochastic depth, label
 smoothing, sharp vs flat minima."""
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from matplotlib.patches import Rectangle
 
 from . import _style as s
 
-_SEED = 0
-
 
 def cosine_restarts(cycles: int) -> Figure:
-    """D04: SGDR cosine cycles; each cycle's end is one snapshot for the ensemble."""
+    """SGDR cosine cycles; each cycle's end is one snapshot for the ensemble."""
     t0 = 1000
     t = np.arange(cycles * t0 + 1)
     eta = 0.5 * (1 + np.cos(np.pi * (t % t0) / t0))
@@ -56,8 +54,8 @@ def _grid(ax: Axes, values: np.ndarray, colours: np.ndarray, title: str) -> None
 
 
 def inverted_dropout() -> Figure:
-    """D27: training keeps each unit with p = 0.5 and doubles survivors; eval is identity."""
-    rng = np.random.default_rng(_SEED)
+    """training keeps each unit with p = 0.5 and doubles survivors; eval is identity."""
+    rng = np.random.default_rng(s.SEED)
     n = 4
     act = rng.integers(1, 6, size=(n, n)).astype(float)
     keep = rng.random((n, n)) >= 0.5
@@ -77,7 +75,7 @@ def inverted_dropout() -> Figure:
 
 
 def stochastic_depth(blocks: int, final_drop: float) -> Figure:
-    """D28: linear rule p_l = l/L * p_L for the chance a residual block is skipped."""
+    """linear rule p_l = l/L * p_L for the chance a residual block is skipped."""
     layer = np.arange(1, blocks + 1)
     p = layer / blocks * final_drop
     fig = s.figure(2.7)
@@ -99,7 +97,7 @@ def stochastic_depth(blocks: int, final_drop: float) -> Figure:
 
 
 def label_smoothing(classes: int, eps: float) -> Figure:
-    """D35: one-hot target vs smoothed target (1 - eps + eps/K on the true class)."""
+    """one-hot target vs smoothed target (1 - eps + eps/K on the true class)."""
     k = np.arange(classes)
     onehot = (k == 0).astype(float)
     smooth = onehot * (1 - eps) + eps / classes
@@ -139,7 +137,7 @@ def label_smoothing(classes: int, eps: float) -> Figure:
 
 
 def sharp_flat_minima(shift: float) -> Figure:
-    """D43: shifting the loss surface (train -> test) costs a sharp minimum far more."""
+    """shifting the loss surface (train -> test) costs a sharp minimum far more."""
     w = np.linspace(-4, 5, 901)
 
     def loss(x: np.ndarray) -> np.ndarray:

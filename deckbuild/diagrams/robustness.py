@@ -1,4 +1,4 @@
-"""Adversarial-example geometry (P2): FGSM and PGD in an L-infinity ball."""
+"""Adversarial-example geometry: FGSM and PGD in an L-infinity ball."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from . import _style as s
 
 
 def fgsm_pgd(eps: float, alpha: float, steps: int) -> Figure:
-    """D44: a linear classifier, the eps-box around x, one FGSM step and projected PGD."""
+    """a linear classifier, the eps-box around x, one FGSM step and projected PGD."""
     w = np.array([1.0, 2.0])
     x = np.array([0.2, -0.3])
     # The loss grows along +w (toward the boundary w.x = 0), so ascend sign(w).

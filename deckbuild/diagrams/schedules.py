@@ -20,7 +20,7 @@ def _thousands(x: float, _pos: int) -> str:
 
 
 def warmup_cosine(total: int, warmup: int, accumulation_bug: bool) -> Figure:
-    """D01: warmup + cosine (and a linear-decay variant); optionally the 4x-accumulation bug."""
+    """warmup + cosine (and a linear-decay variant); optionally the 4x-accumulation bug."""
     fig = s.figure(4.6 if accumulation_bug else 2.7)
     axes = fig.subplots(2 if accumulation_bug else 1, 1, squeeze=False)[:, 0]
     t = np.linspace(0, total, 2001)
@@ -69,7 +69,7 @@ def warmup_cosine(total: int, warmup: int, accumulation_bug: bool) -> Figure:
 
 
 def one_cycle(pct_start: float, div: float) -> Figure:
-    """D02: one-cycle LR (up then down, linear) with momentum mirrored."""
+    """one-cycle LR (up then down, linear) with momentum mirrored."""
     fig = s.figure(3.6)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
     steps = 1000
@@ -103,7 +103,7 @@ def _range_loss(u: np.ndarray) -> np.ndarray:
 
 
 def lr_range_test() -> Figure:
-    """D03: loss while the LR grows exponentially; steepest slope, divergence, the pick."""
+    """loss while the LR grows exponentially; steepest slope, divergence, the pick."""
     fig = s.figure(2.9)
     ax = fig.subplots()
     u = np.linspace(-7, 1, 4001)
@@ -141,7 +141,7 @@ def lr_range_test() -> Figure:
 
 
 def lr_too_small_large() -> Figure:
-    """D23: gradient descent on (w-4)^2 from w=1 for four step sizes."""
+    """gradient descent on (w-4)^2 from w=1 for four step sizes."""
     fig = s.figure(3.9)
     axes = fig.subplots(2, 2, sharex=True).ravel()
     cases = [
@@ -169,7 +169,7 @@ def lr_too_small_large() -> Figure:
 
 
 def lr_batch_scaling(base_lr: float, base_batch: int) -> Figure:
-    """D25: linear vs square-root LR scaling from a base (LR, batch) pair."""
+    """linear vs square-root LR scaling from a base (LR, batch) pair."""
     fig = s.figure(2.9)
     ax = fig.subplots()
     b = np.geomspace(32, 65536, 200)

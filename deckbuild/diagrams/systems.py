@@ -9,7 +9,7 @@ from . import _style as s
 
 
 def zero_memory(params_billion: float, gpus: int, k: int) -> Figure:
-    """D17: per-GPU model-state memory under DDP and ZeRO stages 1-3 (ZeRO-paper accounting)."""
+    """per-GPU model-state memory under DDP and ZeRO stages 1-3 (ZeRO-paper accounting)."""
     psi = params_billion  # GB per byte-per-parameter, since 1e9 params x 1 byte = 1 GB
     rows = [
         ("DDP", 2 * psi, 2 * psi, k * psi),
@@ -66,7 +66,7 @@ def zero_memory(params_billion: float, gpus: int, k: int) -> Figure:
 
 
 def chinchilla() -> Figure:
-    """D24: compute-optimal params and tokens from C = 6NT and T = 20N."""
+    """compute-optimal params and tokens from C = 6NT and T = 20N."""
     c = np.geomspace(1e18, 1e26, 200)
     n = np.sqrt(c / 120)
     fig = s.figure(3.1)

@@ -1,4 +1,4 @@
-"""Timeline diagrams (P2): truncated BPTT and gradient accumulation."""
+"""Timeline diagrams: truncated BPTT and gradient accumulation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from . import _style as s
 
 
 def truncated_bptt(steps: int, chunk: int) -> Figure:
-    """D31: hidden state flows through every step; gradients stop at chunk boundaries."""
+    """hidden state flows through every step; gradients stop at chunk boundaries."""
     fig = s.figure(1.75)
     ax = fig.subplots()
     size = 0.7
@@ -61,7 +61,7 @@ def truncated_bptt(steps: int, chunk: int) -> Figure:
 
 
 def grad_accumulation(micro: int) -> Figure:
-    """D32: K forward/backward passes add loss/K gradients; then one optimizer step."""
+    """K forward/backward passes add loss/K gradients; then one optimizer step."""
     fig = s.figure(2.0)
     ax = fig.subplots()
     t = 0.0

@@ -1,4 +1,4 @@
-"""cards/*.yaml as the importer reads and rewrites them: safe load, key order, faithful dump."""
+"""cards/*.yaml as the importer reads and rewrites them: located load, key order, readable dump."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from deckbuild.errors import DeckbuildError, Location, Problem
+from deckbuild.errors import LocatedError, Location
+from deckbuild.yamlload import load_yaml, to_plain
 
 CARD_KEY_ORDER = (
     "id",
@@ -27,20 +28,11 @@ CARD_KEY_ORDER = (
 """Key order of docs/format.md; keys other tools add keep their place among these."""
 
 
-class CardsFileError(DeckbuildError):
+class CardsFileError(LocatedError):
     """An existing cards/*.yaml file the importer cannot safely rewrite."""
 
     def __init__(self, path: Path, code: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.code = code
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.code} {self.message}"
-
-    def problems(self) -> tuple[Problem, ...]:
-        return (Problem(Location(str(self.path)), self.code, self.message),)
+        super().__init__(Location(str(path)), code, message)
 
 
 class _CardDumper(yaml.SafeDumper):
@@ -56,13 +48,6 @@ def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
 
 
 _CardDumper.add_representer(str, _represent_str)
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's loader when installed (same data, ~20x faster on 163 cards)."""
-
-
-def load_yaml_text(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # CSafeLoader/SafeLoader only
 
 
 def dump_cards(cards: list[dict[str, Any]]) -> str:
@@ -85,18 +70,12 @@ def load_cards(cards_dir: Path) -> dict[Path, list[dict[str, Any]]]:
     """Every cards/*.yaml as a list of dicts; refuses files it could not rewrite faithfully."""
     files: dict[Path, list[dict[str, Any]]] = {}
     for path in sorted(cards_dir.glob("*.yaml")) if cards_dir.is_dir() else []:
-        # The compiler's safe loader first: it reports deep nesting, aliases, bad UTF-8 and
-        # duplicate keys as problems, where plain PyYAML would crash or silently lose data.
-        from deckbuild.yamlload import load_yaml
-
+        # The compiler's loader: deep nesting, aliases, bad UTF-8 and duplicate keys are
+        # problems to report, where plain PyYAML would crash or silently lose data.
         located, problems = load_yaml(path, path.name)
         if problems:
-            first = problems[0]
-            raise CardsFileError(path, "E340", f"cannot be rewritten safely: {first.format()}")
-        try:
-            data = load_yaml_text(path.read_text(encoding="utf-8")) if located is not None else None
-        except yaml.YAMLError as exc:
-            raise CardsFileError(path, "E340", f"not valid YAML: {exc}") from exc
+            raise CardsFileError(path, "E340", f"cannot be rewritten safely: {problems[0].format()}")
+        data = to_plain(located)
         if data is None:
             data = []
         if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deckbuild.importer.cardfiles import load_yaml_text
+from deckbuild.errors import ProjectInvalid
+from deckbuild.yamlload import load_yaml, to_plain
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,10 @@ def load_curation(path: Path) -> Curation:
     path = Path(path)
     if not path.exists():
         return Curation()
-    data = load_yaml_text(path.read_text(encoding="utf-8")) or {}
+    located, problems = load_yaml(path, str(path))
+    if problems:
+        raise ProjectInvalid(problems)
+    data = to_plain(located) or {}
     entries = tuple(
         CurationEntry(
             id=item["id"],

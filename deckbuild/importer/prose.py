@@ -98,7 +98,8 @@ def _is_label(text: str) -> bool:
 
 
 def _apply_replacements(text: str, replacements: dict[str, str]) -> str:
-    """Curated whole-token fixes (glued subscripts, SEEDS.md A04); never generic."""
+    """Curated whole-token fixes (subscripts the captured page glued to their symbol, like LRmax); never generic:
+    a generic rule would also change words that only look glued."""
     for wrong, right in replacements.items():
         text = re.sub(rf"(?<!\w){re.escape(wrong)}(?!\w)", right, text)
     return text

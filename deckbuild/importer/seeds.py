@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deckbuild.errors import DeckbuildError, Location, Problem
+from deckbuild.errors import LocatedError, Location
+from deckbuild.model import DIFFICULTIES
 
-DIFFICULTIES = ("easy", "medium", "hard")
 LEVELS = ("Beginners", "Intermediate", "Experienced")
 LEVEL_TAG = {
     "Beginners": "beginner",
@@ -41,22 +41,16 @@ FORM_BULLETS = "bullets"
 FORM_PROSE = "prose"
 
 
-class SeedFormatError(DeckbuildError):
+class SeedFormatError(LocatedError):
     """A seed file that cannot be parsed; says where, what was expected and what was found."""
 
     def __init__(self, path: Path | str, line: int | None, code: str, message: str) -> None:
-        super().__init__(message)
-        self.path = Path(path)
-        self.line = line
-        self.code = code
-        self.message = message
+        super().__init__(Location(str(Path(path)), line or 0, 1 if line else 0), code, message)
 
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}:1" if self.line else f"{self.path}"
-        return f"{where}: {self.code} {self.message}"
-
-    def problems(self) -> tuple[Problem, ...]:
-        return (Problem(Location(str(self.path), self.line or 0, 1 if self.line else 0), self.code, self.message),)
+    @property
+    def line(self) -> int | None:
+        """The 1-based line, or None for the whole file (an empty or undecodable seed)."""
+        return self.location.line or None
 
 
 @dataclass(frozen=True)
@@ -100,7 +94,7 @@ def normalize_ws(text: str) -> str:
 
 
 def _read_lines(path: Path) -> list[str]:
-    """The file's lines without line ends or blank lines' content (A01: no final newline)."""
+    """The file's lines without line ends or blank lines' content (the last line need not end with a newline)."""
     data = path.read_bytes()
     if not data.strip():
         raise SeedFormatError(path, None, "E301", "empty seed file: expected questions, found no text")
@@ -115,7 +109,7 @@ def _read_lines(path: Path) -> list[str]:
 # --- format A: "43 interview questions on training dynamics" -------------------------
 
 _TD_HEADER = re.compile(r"^(\d+) interview questions\b.*$")
-_TD_FIRST = re.compile(r"^(easy|medium|hard)- (.*)$")
+_TD_FIRST = re.compile(rf"^({'|'.join(DIFFICULTIES)})- (.*)$")
 _TD_BULLET = re.compile(r"^- (.*)$")
 
 
@@ -216,7 +210,7 @@ _NUMBERED = re.compile(r"^(\d{1,3})\. (.+)$")
 
 
 def _parse_question_bank(path: Path, lines: list[str], slug: str) -> list[SeedQuestion]:
-    """Preamble, three listed levels, three answered levels, page trailer (SEEDS.md §6.2)."""
+    """Preamble, three listed levels, three answered levels, page trailer."""
     title = next(m.group(1) for line in lines if (m := _BANK_ANSWERS.match(line.strip())))
     list_heading = {f"{title} Interview Questions for {lv}": lv for lv in LEVELS}
     answer_heading = {f"{title} Interview Questions and Answers for {lv}": lv for lv in LEVELS}

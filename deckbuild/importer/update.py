@@ -22,7 +22,6 @@ from deckbuild.importer.cardfiles import (
     CardsFileError,
     dump_cards,
     load_cards,
-    load_yaml_text,
     set_key,
     sort_key,
     topic_file,
@@ -31,6 +30,8 @@ from deckbuild.importer.curation import Curation, CurationEntry, load_curation
 from deckbuild.importer.matching import Slot, find_curation, match_questions, unique_id
 from deckbuild.importer.prose import answer_sha, code_pattern, details_for, render_answer, render_full
 from deckbuild.importer.seeds import SeedDocument, SeedFormatError, SeedQuestion, normalize_ws, parse_seed
+from deckbuild.layout import CARDS_DIR
+from deckbuild.yamlload import parse_yaml, to_plain
 
 FALLBACK_TOPIC = "uncategorized::new"
 """Topic for a new seed question nobody curated yet (a warning asks for a real one)."""
@@ -106,7 +107,8 @@ def plan_import(
     """What importing the seeds would do, and the bytes of every card file it would rewrite; writes nothing.
 
     curation_path defaults to project_dir/seeds/curation.yaml.
-    Raises SeedFormatError (bad seed) or CardsFileError (unreadable cards file).
+    Raises SeedFormatError (bad seed), CardsFileError (a cards file it cannot rewrite) or
+    ProjectInvalid (an unreadable curation file).
     """
     project_dir = Path(project_dir)
     documents: list[SeedDocument] = [parse_seed(Path(p)) for p in seed_paths]
@@ -122,7 +124,7 @@ def plan_import(
         slugs[document.slug] = document.path
     curation = load_curation(curation_path or project_dir / "seeds" / "curation.yaml")
     code = code_pattern(curation.code_identifiers)
-    cards_dir = project_dir / "cards"
+    cards_dir = project_dir / CARDS_DIR
     files = load_cards(cards_dir)
     before = copy.deepcopy(files)
 
@@ -187,7 +189,7 @@ def plan_import(
         if path in before and cards == before[path]:
             continue  # unchanged data: leave the file's bytes (and hand formatting) alone
         text = dump_cards(cards)
-        if load_yaml_text(text) != cards:  # pragma: no cover - a dumper bug, never data
+        if to_plain(parse_yaml(text, path.name)[0]) != cards:  # pragma: no cover - a dumper bug, never data
             raise CardsFileError(path, "E342", "YAML round trip changed the cards; not written")
         writes.append((path, text.encode("utf-8")))
     return report, writes
@@ -292,8 +294,9 @@ def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], 
     """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 1 error)."""
     try:
         report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])
-    except DeckbuildError as exc:
-        echo(f"error: {exc}")
+    except DeckbuildError as exc:  # a bad seed, cards file or curation file
+        for line in [p.format() for p in exc.problems()] or [str(exc)]:
+            echo(f"error: {line}")
         echo("nothing written to cards/")
         return exc.exit_code
     for warning in report.warnings:

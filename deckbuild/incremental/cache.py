@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
-from deckbuild.incremental.uptodate import CACHE_DIR, code_fingerprint
+from deckbuild.incremental.uptodate import code_fingerprint
+from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, Figure
 
 CACHE_FILE = "cache.sqlite"

@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from deckbuild import __version__
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE
 
-CACHE_DIR = ".deckbuild-cache"
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")
 _code: str | None = None
@@ -107,9 +107,9 @@ def inputs_fingerprint(root: Path) -> str:
     """Everything a build reads, apart from its own outputs (see the module docstring)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(code_fingerprint().encode())
-    config = root / "deck.yaml"
-    digest.update(b"deck.yaml\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
-    for folder in ("cards", "media", "notetypes"):  # notetypes/: declared note types' yaml, templates, CSS
+    config = root / CONFIG_FILE
+    digest.update(CONFIG_FILE.encode() + b"\0" + (_hash_file(config).encode() if config.is_file() else b"missing"))
+    for folder in (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR):
         for rel, content in _tree(root, folder):
             digest.update(f"{rel}\0{content}\n".encode())
     return digest.hexdigest()
@@ -143,7 +143,7 @@ def forget_state(root: Path) -> None:
 
 
 def up_to_date(
-    root: Path, *, strict: bool = False, record_file: str = "deckbuild.lock", inputs: str | None = None
+    root: Path, *, strict: bool = False, record_file: str = RECORD_FILE, inputs: str | None = None
 ) -> tuple[Path, dict[str, int]] | None:
     """(package path, summary) if the last build's outputs are current; None if a build is needed.
 

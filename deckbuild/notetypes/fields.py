@@ -15,9 +15,10 @@ from pathlib import Path
 from deckbuild.apkg import ids
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import NOTETYPES_DIR
 from deckbuild.model import Card, RenderedNote
 from deckbuild.notetypes import templates as tpl
-from deckbuild.notetypes.load import KEY_PATTERN, NOTETYPE_FILE, NOTETYPES_DIR
+from deckbuild.notetypes.load import KEY_PATTERN, NOTETYPE_FILE
 from deckbuild.notetypes.media import referenced, resolve
 from deckbuild.notetypes.sanitize import sanitize_html
 from deckbuild.sources import MAX_TEXT_CHARS

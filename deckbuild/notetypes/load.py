@@ -11,10 +11,10 @@ from pathlib import Path
 
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem
+from deckbuild.layout import NOTETYPES_DIR
 from deckbuild.notetypes import templates as tpl
 from deckbuild.yamlload import LocatedList, LocatedMap, load_yaml, read_text
 
-NOTETYPES_DIR = "notetypes"
 NOTETYPE_FILE = "notetype.yaml"
 RESERVED_KEYS = frozenset({"qa", "cloze", "formula", "fact"})
 KEY_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")

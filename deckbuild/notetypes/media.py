@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from deckbuild.apkg.notetypes import NoteType
-from deckbuild.media import MEDIA_DIR, portable_name_problem
+from deckbuild.layout import MEDIA_DIR
+from deckbuild.media import portable_name_problem
 from deckbuild.model import MediaFile
 
 _SRC = re.compile(r"<(?:img|audio|video|source|track)\b[^>]*?\ssrc\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))", re.IGNORECASE)

@@ -38,7 +38,7 @@ class Shot:
 
 
 def pick_shots(views: Sequence[CardView]) -> list[Shot]:
-    """Representative cards by rule, so the lead's merged deck needs no hand-picking."""
+    """Representative cards chosen by rule, so the screenshots follow the deck as its cards change."""
     shots: list[Shot] = []
     qa = [v for v in views if v.kind == "qa"]
     # The richest question card: details, and math if there is any.

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import DeckbuildError
+from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, MEDIA_DIR, NOTETYPES_DIR
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 20.0
 SERVE_PREFIX = "/__deckbuild/"
-WATCHED_DIRS = ("cards", "media", "notetypes")  # notetypes/: declared note types, their templates and CSS
+WATCHED_DIRS = (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR)  # notetypes/: declared note types, their templates and CSS
 
 LIVERELOAD_JS = """\
 (function () {
@@ -271,7 +272,7 @@ def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Ech
                 rel = Path(path).resolve().relative_to(root_abs)
             except ValueError:
                 return False
-            ok = rel.as_posix() == "deck.yaml" or (bool(rel.parts) and rel.parts[0] in WATCHED_DIRS)
+            ok = rel.as_posix() == CONFIG_FILE or (bool(rel.parts) and rel.parts[0] in WATCHED_DIRS)
             return ok and super().__call__(change, path)
 
     for changes in watchfiles.watch(root_abs, watch_filter=SourceFilter(), debounce=debounce_ms, step=50, stop_event=stop):
@@ -285,7 +286,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
 
     # Only deck.yaml is read here, for where the site goes; the first rebuild plans the project.
     config, _problems = load_config(root)
-    out = root / (config.output if config is not None else "dist") / "preview"
+    out = root / (config.output if config is not None else DEFAULT_OUTPUT) / "preview"
     state = State()
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

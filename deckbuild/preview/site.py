@@ -17,19 +17,20 @@ import re
 import shutil
 import string
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.errors import DeckbuildError
+from deckbuild.layout import CACHE_DIR
+from deckbuild.model import DIFFICULTIES, Progress
 
 if TYPE_CHECKING:
     from deckbuild.plan import Plan
     from deckbuild.preview.pages import SiteWriter
 
-Progress = Callable[[int, int, str], None]
 
 # A file in every preview folder: lets a rebuild replace the folder without risking other files.
 MARKER = ".deckbuild-preview"
@@ -92,7 +93,7 @@ def write_preview(
         # Stage 3: now that all data is gathered, write the site.
         from deckbuild.preview.pages import MANIFEST, SiteWriter
 
-        manifest = root / ".deckbuild-cache" / MANIFEST
+        manifest = root / CACHE_DIR / MANIFEST
         if not (incremental and (out_dir / MARKER).exists()):
             manifest.unlink(missing_ok=True)
             _prepare(out_dir)
@@ -293,12 +294,8 @@ def _prefixes(topic: str) -> list[str]:
 
 
 def _difficulty_rank(value: str) -> tuple[int, str]:
-    order = {"easy": 0, "medium": 1, "hard": 2}
+    order = {difficulty: rank for rank, difficulty in enumerate(DIFFICULTIES)}
     return (order.get(value, 9), value)
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 # \( ... \) and \[ ... \] spans, which MathJax typesets in the index; never cut one in half.
@@ -306,7 +303,7 @@ _MATH_SPAN = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 
 
 def shorten_title(text: str, limit: int) -> str:
-    """`text` cut to about `limit` characters at a boundary outside formulas (issue 15).
+    """`text` cut to about `limit` characters at a boundary outside formulas.
 
     A cut that would fall inside a formula keeps the whole formula if it ends within
     `limit // 2` more characters, else cuts before it; an unclosed delimiter is dropped.

@@ -14,6 +14,7 @@ from typing import Any
 
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import LocatedError, Location
+from deckbuild.layout import CHANGELOG, CONFIG_FILE
 from deckbuild.model import DeckConfig, RenderedNote
 from deckbuild.release import identity, versioning
 from deckbuild.release.record import Clock
@@ -52,7 +53,7 @@ def decide(
     schemas = {key: nt.schema() for key, nt in (notetypes or NOTETYPES).items()}
     changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas))
     needed = changes.needed_bump()
-    where = Location("deck.yaml")
+    where = Location(CONFIG_FILE)
     if previous is None:
         version = versioning.bump(config.version, bump) if bump else config.version
         identity.refuse_minor_namespace_change(changes, bump or "")
@@ -87,8 +88,8 @@ def decide(
     changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), config.name)
     files = (
         (versioning.snapshot_path(root, version), snapshot.to_bytes()),
-        (root / "deck.yaml", versioned_deck_yaml(root, version)),
-        (root / versioning.CHANGELOG, changelog),
+        (root / CONFIG_FILE, versioned_deck_yaml(root, version)),
+        (root / CHANGELOG, changelog),
     )
     info = {"version": version, "time": now, "summary": changes.summary()}
     return ReleaseDecision(version, now, changes, snapshot, info, files)
@@ -96,7 +97,7 @@ def decide(
 
 def versioned_deck_yaml(root: Path, version: str) -> bytes:
     """deck.yaml's bytes with its version line set to version, keeping comments and layout."""
-    text = (root / "deck.yaml").read_text("utf-8")
+    text = (root / CONFIG_FILE).read_text("utf-8")
     new, count = re.subn(r"(?m)^(version:[ \t]*)[\"']?[^\s#\"']+[\"']?", lambda m: m.group(1) + version, text, count=1)
     if count != 1:
         new = text.rstrip("\n") + f"\nversion: {version}\n"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.errors import LocatedError, Location
+from deckbuild.model import RETIRED_TAG
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def diff(old: Published, new: Published) -> str:
     renamed = []
     for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
         a, b = old.notes[guid], new.notes[guid]
-        if "retired" in b.tags and "retired" not in a.tags:
+        if RETIRED_TAG in b.tags and RETIRED_TAG not in a.tags:
             retired.append(b)
         elif a.card_id != b.card_id and guid not in (a.card_id, b.card_id):
             # one GUID, a new id: the card kept its note (previous_ids); a package's note without

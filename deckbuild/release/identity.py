@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.errors import LocatedError, Location, Problem
+from deckbuild.layout import CONFIG_FILE
 from deckbuild.model import Card, DeckConfig, MediaFile
 from deckbuild.release.record import Record
 from deckbuild.release.versioning import Changes
@@ -47,11 +48,6 @@ def notetype_of(card: Card) -> str:
     if card.kind == "note":
         return card.notetype
     return "qa" if card.kind == "qa" else "cloze"
-
-
-def guid_source(card: Card) -> str:
-    """The id the card's GUID derives from: its original id (first previous id) or its id."""
-    return card.previous_ids[0] if card.previous_ids else card.id
 
 
 def remember(record: Record, config: DeckConfig, media: Sequence[MediaFile]) -> Record:
@@ -132,14 +128,14 @@ def deck_renamed(root: Path, config: DeckConfig) -> str | None:
 def _key_location(root: Path, key: str) -> Location:
     """Where `key:` is written in deck.yaml (its value's column), for messages."""
     try:
-        lines = (root / "deck.yaml").read_text("utf-8").splitlines()
+        lines = (root / CONFIG_FILE).read_text("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        return Location("deck.yaml")
+        return Location(CONFIG_FILE)
     for number, line in enumerate(lines, 1):
         found = re.match(rf"^{key}:[ \t]*", line)
         if found:
-            return Location("deck.yaml", number, found.end() + 1)
-    return Location("deck.yaml")
+            return Location(CONFIG_FILE, number, found.end() + 1)
+    return Location(CONFIG_FILE)
 
 
 def _released_under_other_namespace(config: DeckConfig, past: Known) -> bool:
@@ -340,7 +336,7 @@ def refuse_minor_namespace_change(changes: Changes, part: str) -> None:
     """A namespace change makes every note new: it ships only as a major release."""
     if changes.breaking and part != "major":
         raise LocatedError(
-            Location("deck.yaml"),
+            Location(CONFIG_FILE),
             "E170",
             f"the namespace changed, so every note is new to Anki; release it as a major version: "
             f"deckbuild release --bump major {FLAG}",

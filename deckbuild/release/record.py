@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
+from deckbuild.layout import RECORD_FILE
 from deckbuild.model import RenderedNote, StampedNote
 
-RECORD_FILE = "deckbuild.lock"
 FORMAT = 1
 
 

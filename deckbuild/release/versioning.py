@@ -11,19 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
-from deckbuild.model import RenderedNote
+from deckbuild.layout import CHANGELOG, RELEASES_DIR
+from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.render import plain
-
-RELEASES_DIR = "releases"
-CHANGELOG = "CHANGELOG.md"
-RETIRED_TAG = "retired"
-BUMPS = ("major", "minor", "patch")
 
 
 @dataclass(frozen=True)
@@ -275,7 +271,3 @@ def description_changes(record_extra: Mapping[str, Any]) -> str:
     if not release:
         return ""
     return f"Latest release {release['version']}: {release['summary']}. See CHANGELOG.md for the cards."
-
-
-def ordered(notes: Sequence[PublishedNote]) -> list[PublishedNote]:
-    return sorted(notes, key=lambda n: n.card_id)

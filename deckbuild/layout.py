@@ -1,0 +1,22 @@
+"""The fixed names of a deck project's files and folders, in one place.
+
+Standard library only and nothing else imported: the up-to-date check reads these names
+before it decides whether to import anything heavier.
+"""
+
+from __future__ import annotations
+
+CONFIG_FILE = "deck.yaml"
+CARDS_DIR = "cards"
+MEDIA_DIR = "media"
+"""Hand-made and committed images; cards show them with `image: {file: ...}`."""
+NOTETYPES_DIR = "notetypes"
+"""Declared note types, one folder each: notetype.yaml, templates and CSS."""
+RECORD_FILE = "deckbuild.lock"
+RELEASES_DIR = "releases"
+CHANGELOG = "CHANGELOG.md"
+DEFAULT_OUTPUT = "dist"
+"""Where packages go unless deck.yaml's `output` says otherwise."""
+CACHE_DIR = ".deckbuild-cache"
+"""Work a later build may reuse (parses, renderings, diagrams, the up-to-date state) and the
+project lock; never committed, safe to delete."""
