@@ -336,3 +336,18 @@ def test_a_released_note_type_cannot_leave_the_project(declared: Path) -> None:
     with pytest.raises(DeckbuildError) as refused:
         build(declared)
     assert [(p.code, str(p.location)) for p in refused.value.problems()] == [("E224", "notetypes/absent")]
+
+
+def test_a_card_keeps_the_guid_it_shipped_with(declared: Path) -> None:
+    build(declared)
+    verbs = declared / "cards" / "verbs.yaml"
+    verbs.write_text(verbs.read_text("utf-8").replace('guid: "f:V|x3#1q"', 'guid: "f:V|x3#1z"'), "utf-8")
+    found = [(p.code, str(p.location), p.message) for p in check(declared) if p.severity == "error"]
+    assert found == [
+        (
+            "E225",
+            "cards/verbs.yaml:19:11",
+            "card 'miru' shipped as the note with GUID 'f:V|x3#1q' and would now be 'f:V|x3#1z': Anki would add a new "
+            "note and leave the learner's note, and its history, behind; keep guid: 'f:V|x3#1q'",
+        )
+    ]
