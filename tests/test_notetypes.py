@@ -351,3 +351,21 @@ def test_a_card_keeps_the_guid_it_shipped_with(declared: Path) -> None:
             "note and leave the learner's note, and its history, behind; keep guid: 'f:V|x3#1q'",
         )
     ]
+
+
+def test_built_in_cards_go_to_subdecks_per_file_and_per_card(sample: Path, collection: Any) -> None:
+    formulas = sample / "cards" / "formulas.yaml"
+    body = formulas.read_text("utf-8")
+    formulas.write_text("deck: Math\ncards:\n" + "".join(f"  {line}\n" for line in body.splitlines()), "utf-8")
+    extra = sample / "cards" / "extra.yaml"
+    extra.write_text(
+        extra.read_text("utf-8").replace("- id: twin-question\n", "- id: twin-question\n  deck: Math::Norms\n"), "utf-8"
+    )
+    import_package(collection, build(sample).path)
+    decks = {}
+    for nid in collection.find_notes(""):
+        note = collection.get_note(nid)
+        decks[note["CardId"]] = {collection.decks.name(card.did) for card in note.cards()}
+    assert decks["softmax-formula"] == {"deckbuild Sample::Math"}
+    assert decks["twin-question"] == {"deckbuild Sample::Math::Norms"}
+    assert decks["escaping"] == {"deckbuild Sample"}
