@@ -369,3 +369,38 @@ def test_built_in_cards_go_to_subdecks_per_file_and_per_card(sample: Path, colle
     assert decks["softmax-formula"] == {"deckbuild Sample::Math"}
     assert decks["twin-question"] == {"deckbuild Sample::Math::Norms"}
     assert decks["escaping"] == {"deckbuild Sample"}
+
+
+def test_problems_in_notetype_yaml_are_located(declared: Path) -> None:
+    folder = declared / "notetypes" / "broken"
+    folder.mkdir()
+    (folder / "front.html").write_text("{{cloze:Text}}\n", "utf-8")
+    (folder / "empty.html").write_text("<p>no field</p>\n", "utf-8")
+    (folder / "notetype.yaml").write_text(
+        "\n".join(
+            [
+                "name: Broken",
+                "colour: red",
+                "fields: [Text, 'Bad:Name', Text]",
+                "templates:",
+                "  - {name: One, front: front.html, back: ../vocab/back.html}",
+                "  - {name: Two, front: empty.html, back: missing.html}",
+                "  - {name: One, front: front.html, back: front.html}",
+                "id: -4",
+                "",
+            ]
+        ),
+        "utf-8",
+    )
+    found = [(p.code, str(p.location)) for p in check(declared) if p.severity == "error"]
+    assert found == [
+        ("E209", "notetypes/broken/empty.html:1:1"),
+        ("E208", "notetypes/broken/front.html:1:1"),
+        ("E201", "notetypes/broken/notetype.yaml:2:1"),
+        ("E205", "notetypes/broken/notetype.yaml:3:16"),
+        ("E205", "notetypes/broken/notetype.yaml:3:28"),
+        ("E204", "notetypes/broken/notetype.yaml:5:42"),
+        ("E204", "notetypes/broken/notetype.yaml:6:42"),
+        ("E205", "notetypes/broken/notetype.yaml:7:12"),
+        ("E210", "notetypes/broken/notetype.yaml:8:5"),
+    ]
