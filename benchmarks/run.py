@@ -1,24 +1,36 @@
-"""Measure where deckbuild's time goes on synthetic decks of 1k-100k cards (issue 9).
+"""Measure deckbuild against plain genanki on the shipped deck and synthetic decks (issue 17).
 
-    python benchmarks/run.py [--sizes 1000,10000,100000] [--quick] [--shipped DIR]
+    python benchmarks/run.py [--sizes 10000,100000] [--repeat 3] [--quick] [--shipped DIR]
 
-For each size it generates a project in the source format (docs/format.md) in a temp dir
--- 70% question/answer cards with Markdown bullets, 30% cloze formula/fact cards with
-`{{c1::...}}` deletions in LaTeX, and 3 generated diagrams when deckbuild.diagrams exists --
-then runs every measurement as a fresh `python -m deckbuild.cli ...` process (so Python
-start-up and imports count, as they do for an author) and reads that process's own peak
-RSS from os.wait4:
+For each synthetic size it generates a project in the source format (docs/format.md) in a
+temp dir -- 70% question/answer cards with Markdown bullets, 30% cloze formula/fact cards
+with `{{c1::...}}` deletions in LaTeX, and 3 generated diagrams -- and copies the shipped
+deck (the repo's own project, or --shipped DIR) there too, so nothing is written into a
+checkout.  Every measurement is a fresh process (`python -m deckbuild.cli ...`: Python
+start-up and imports count, as they do for an author):
 
-- build:     a first build (no record, no cache)
-- baseline:  the same notes (count, fields, tags) written with plain genanki, defaults only
-- no-op:     `deckbuild build` again with nothing changed
-- 1 edit:    `deckbuild build` after changing one card's answer
-- warm:      `deckbuild build` after deleting the .apkg (caches kept, e.g. after a clean)
-- check:     `deckbuild check` on the edited project
+- first build: no record, no cache, default --jobs (every core); its CPU/wall ratio says
+  how many cores it kept busy;
+- genanki:     the same notes (count, fields, tags) written with plain genanki, defaults
+               only, run in the same pass as the builds it is compared with;
+- 1-card edit: `deckbuild build` after changing one card's answer;
+- no-op:       `deckbuild build` again with nothing changed;
+- warm:        `deckbuild build` after deleting the .apkg (caches kept);
+- check:       `deckbuild check`;
+- for the shipped deck, a cold build with default jobs against one with --jobs 1, in
+  pairs, with the two packages compared byte for byte.
 
-The shipped deck (the repo's own project, or --shipped DIR) is copied to the temp dir
-first, so the benchmark never writes into a checkout.  It prints a Markdown table.  Not
-part of the test suite or CI's pass/fail: timings depend on the machine.
+Fast measurements are repeated (--repeat) and the table shows medians; every ratio is
+taken pair by pair within one pass (the edit right after a genanki write, the cold build
+right after a --jobs 1 one) and the median of those ratios is shown, so a machine whose
+speed drifts still compares like with like.  Peak memory is that of the whole process
+tree, workers included: the sum of the proportional set sizes (PSS: a page shared by a
+forked worker counts once) of the process and its descendants, sampled every 10 ms.
+CPU is user + system seconds of the process and every descendant it waited for.
+
+`--quick` (the test suite's smoke test: tests/test_benchmark.py) measures one small
+synthetic deck without diagrams, once each.  Not part of CI's pass/fail: timings depend
+on the machine, and the suite asserts none.
 """
 
 from __future__ import annotations
@@ -27,20 +39,23 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CARDS_PER_FILE = 500
 EPOCH = "1700000000"
-REPEAT = 3  # the fast measurements (no-op, one edit) are repeated; the table shows the best
 
 
 # ---------------------------------------------------------------- synthetic projects
@@ -149,36 +164,78 @@ def edit_one_card(root: Path) -> None:
 @dataclass
 class Run:
     seconds: float
-    peak_mb: float
+    cpu: float  # user + system seconds of the process and the descendants it waited for
+    peak_mb: float  # the whole tree's peak (sampled PSS sum)
     ok: bool
     output: str = ""
-    cpu: float = 0.0  # user + system seconds of the process: what wall time is on an idle machine
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                kids += [int(k) for k in handle.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _tree_pss_kb(root: int) -> int:
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _pss_kb(pid)
+        todo += _children(pid)
+    return total
 
 
 def run(args: list[str], cwd: Path | None = None) -> Run:
-    """Run one fresh process; its wall time and its own peak RSS (not the max over all children)."""
+    """Run one fresh process: wall time, CPU of its whole tree, peak memory of its whole tree."""
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONPATH": str(REPO)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _tree_pss_kb(proc.pid))
+            done.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     assert proc.stdout is not None
     output = proc.stdout.read().decode(errors="replace")
-    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.wait()
     seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode == 0, output, usage.ru_utime + usage.ru_stime)
-
-
-def best(runs: list[Run]) -> Run:
-    """The fastest of repeated runs: the least disturbed by other load on the machine."""
-    return min(runs, key=lambda r: r.seconds)
+    done.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if peak[0] == 0:  # no /proc (not Linux): the largest single process instead
+        peak[0] = after.ru_maxrss
+    return Run(seconds, cpu, peak[0] / 1024, proc.returncode == 0, output)
 
 
 class BuildFailed(Exception):
     pass
 
 
-def deckbuild(command: str, project: Path) -> Run:
-    result = run([sys.executable, "-m", "deckbuild.cli", command, "-C", str(project)])
+def deckbuild(command: str, project: Path, *args: str) -> Run:
+    result = run([sys.executable, "-m", "deckbuild.cli", command, "-C", str(project), *args])
     if not result.ok and command == "build":
         raise BuildFailed(f"deckbuild build failed in {project}:\n{result.output[-2000:]}")
     return result
@@ -210,38 +267,71 @@ def export_notes(apkg: Path, dest: Path) -> Path:
 class Row:
     label: str
     cards: int
-    runs: dict[str, Run] = field(default_factory=dict)
+    runs: dict[str, list[Run]] = field(default_factory=dict)
+    ratios: dict[str, list[float]] = field(default_factory=dict)
+    identical: bool | None = None  # shipped: default jobs and --jobs 1 wrote the same bytes
+
+    def add(self, key: str, result: Run) -> Run:
+        self.runs.setdefault(key, []).append(result)
+        return result
+
+    def ratio(self, key: str, value: float) -> None:
+        self.ratios.setdefault(key, []).append(value)
 
 
-def measure(label: str, project: Path, work: Path, *, baseline: bool = True) -> Row:
-    cards = sum(1 for p in (project / "cards").glob("*.y*ml") for line in p.open(encoding="utf-8") if line.startswith("- id:"))
-    row = Row(label, cards)
-    print(f"[{label}] build ...", file=sys.stderr, flush=True)
-    row.runs["build"] = deckbuild("build", project)
+def _count_cards(project: Path) -> int:
+    return sum(1 for p in (project / "cards").glob("*.y*ml") for line in p.open(encoding="utf-8") if line.startswith("- id:"))
+
+
+def _fresh(project: Path, work: Path, name: str) -> Path:
+    """A copy of a project as an author's checkout has it: no outputs, no cache."""
+    copy = work / name
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(project, copy, ignore=shutil.ignore_patterns("dist", ".deckbuild-cache"))
+    return copy
+
+
+def measure(label: str, source: Path, work: Path, repeat: int, *, jobs_pairs: bool) -> Row:
+    """Every measurement of one deck; `source` is never written."""
+    row = Row(label, _count_cards(source))
+    say: Callable[[str], None] = lambda what: print(f"[{label}] {what} ...", file=sys.stderr, flush=True)  # noqa: E731
+    if jobs_pairs:  # cold builds with every core against --jobs 1, in pairs
+        for i in range(repeat):
+            say(f"cold build, --jobs 1 then default ({i + 1}/{repeat})")
+            one = _fresh(source, work, "cold-1")
+            serial = row.add("cold1", deckbuild("build", one, "--jobs", "1"))
+            many = _fresh(source, work, "cold-n")
+            parallel = row.add("build", deckbuild("build", many))
+            row.ratio("jobs", serial.seconds / parallel.seconds)
+            same = next((one / "dist").glob("*.apkg")).read_bytes() == next((many / "dist").glob("*.apkg")).read_bytes()
+            row.identical = same if row.identical is None else row.identical and same
+        project = many
+    else:
+        say("first build")
+        project = _fresh(source, work, "cold-n")
+        row.add("build", deckbuild("build", project))
     apkg = next((project / "dist").glob("*.apkg"))
-    if baseline:
-        print(f"[{label}] plain genanki baseline ...", file=sys.stderr, flush=True)
-        notes = export_notes(apkg, work / f"{project.name}-notes.json")
-        row.runs["baseline"] = run(
-            [
-                sys.executable,
-                str(REPO / "benchmarks" / "genanki_baseline.py"),
-                str(notes),
-                str(work / f"{project.name}-base.apkg"),
-            ]
-        )
-        if not row.runs["baseline"].ok:
-            sys.exit(f"baseline failed:\n{row.runs['baseline'].output}")
-    print(f"[{label}] no-op rebuild, one-card edit, warm rebuild, check ...", file=sys.stderr, flush=True)
-    row.runs["noop"] = best([deckbuild("build", project) for _ in range(REPEAT)])
-    edits = []
-    for _ in range(REPEAT):
+    notes = export_notes(apkg, work / f"{label.replace(' ', '-')}-notes.json")
+    genanki_args = [sys.executable, str(REPO / "benchmarks" / "genanki_baseline.py"), str(notes), str(work / "base.apkg")]
+    for i in range(repeat):
+        say(f"plain genanki, 1-card edit, no-op ({i + 1}/{repeat})")
+        base = row.add("genanki", run(genanki_args))
+        if not base.ok:
+            sys.exit(f"baseline failed:\n{base.output}")
         edit_one_card(project)
-        edits.append(deckbuild("build", project))
-    row.runs["edit"] = best(edits)
+        edit = row.add("edit", deckbuild("build", project))
+        row.ratio("edit", edit.seconds / base.seconds)
+        row.add("noop", deckbuild("build", project))
+    if not jobs_pairs:  # the first build against the genanki write just measured
+        row.ratio("build", row.runs["build"][0].seconds / statistics.median(r.seconds for r in row.runs["genanki"]))
+    else:
+        builds = [r.seconds for r in row.runs["build"]]
+        row.ratio("build", statistics.median(builds) / statistics.median(r.seconds for r in row.runs["genanki"]))
+    say("warm rebuild, check")
     apkg.unlink()
-    row.runs["warm"] = deckbuild("build", project)
-    row.runs["check"] = deckbuild("check", project)
+    row.add("warm", deckbuild("build", project))
+    row.add("check", deckbuild("check", project))
     return row
 
 
@@ -262,68 +352,97 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {ram}, Python {platform.python_version()}, {platform.system()} {platform.release()}"
 
 
+def _median(row: Row, key: str) -> Run | None:
+    runs = row.runs.get(key)
+    if not runs:
+        return None
+    ordered = sorted(runs, key=lambda r: r.seconds)
+    return ordered[(len(ordered) - 1) // 2]  # the median run (the lower one of an even count)
+
+
 def table(rows: list[Row]) -> str:
-    def s(row: Row, key: str) -> str:
-        r = row.runs.get(key)
-        return f"{r.seconds:.2f} ({r.cpu:.2f})" if r else "–"
+    def secs(row: Row, key: str) -> str:
+        r = _median(row, key)
+        return f"{r.seconds:.2f}" if r else "–"
+
+    def busy(row: Row, key: str) -> str:
+        r = _median(row, key)
+        return f"{r.cpu / r.seconds:.2f}" if r and r.seconds else "–"
 
     def mb(row: Row, key: str) -> str:
-        r = row.runs.get(key)
+        r = max(row.runs.get(key, []), key=lambda r: r.peak_mb, default=None)
         return f"{r.peak_mb:.0f}" if r else "–"
 
+    def ratio(row: Row, key: str) -> str:
+        values = row.ratios.get(key)
+        return f"{statistics.median(values):.2f}×" if values else "–"
+
     out = [
-        "| deck | cards | build s | build peak MB | plain genanki s | genanki peak MB | build / genanki "
-        "| no-op rebuild s | 1-card edit s | warm rebuild s | check s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| deck | cards | first build s | CPU/wall | peak MB (tree) | plain genanki s | genanki peak MB "
+        "| first build / genanki | 1-card edit s | CPU/wall | edit / genanki | no-op s | warm rebuild s | check s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
-        base = row.runs.get("baseline")
-        ratio = f"{row.runs['build'].seconds / base.seconds:.2f}×" if base else "–"
         out.append(
-            f"| {row.label} | {row.cards} | {s(row, 'build')} | {mb(row, 'build')} | {s(row, 'baseline')} | {mb(row, 'baseline')} "
-            f"| {ratio} | {s(row, 'noop')} | {s(row, 'edit')} | {s(row, 'warm')} | {s(row, 'check')} |"
+            f"| {row.label} | {row.cards} | {secs(row, 'build')} | {busy(row, 'build')} | {mb(row, 'build')} "
+            f"| {secs(row, 'genanki')} | {mb(row, 'genanki')} | {ratio(row, 'build')} | {secs(row, 'edit')} "
+            f"| {busy(row, 'edit')} | {ratio(row, 'edit')} | {secs(row, 'noop')} | {secs(row, 'warm')} | {secs(row, 'check')} |"
         )
+    cold = [row for row in rows if "cold1" in row.runs]
+    if cold:
+        out += [
+            "",
+            "| deck | cold build, every core s | CPU/wall | peak MB (tree) | cold build, --jobs 1 s | CPU/wall "
+            "| peak MB | --jobs 1 / every core | same bytes |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for row in cold:
+            same = "yes" if row.identical else "**no**"
+            out.append(
+                f"| {row.label} | {secs(row, 'build')} | {busy(row, 'build')} | {mb(row, 'build')} | {secs(row, 'cold1')} "
+                f"| {busy(row, 'cold1')} | {mb(row, 'cold1')} | {ratio(row, 'jobs')} | {same} |"
+            )
     return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated card counts")
-    parser.add_argument("--quick", action="store_true", help="only 1000 cards and the shipped deck")
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated card counts of the synthetic decks")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each fast measurement and cold pair (medians shown)")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: 300 cards without diagrams, one run each")
     parser.add_argument("--shipped", type=Path, default=REPO, help="the shipped deck project (copied, never written)")
     args = parser.parse_args()
-    sizes = [1000] if args.quick else [int(x) for x in args.sizes.split(",") if x.strip()]
-    diagrams = diagram_names()
+    sizes = [300] if args.quick else [int(x) for x in args.sizes.split(",") if x.strip()]
+    repeat = 1 if args.quick else max(1, args.repeat)
+    diagrams = [] if args.quick else diagram_names()
     load_before = os.getloadavg()[0]
     notes = []
-    if not diagrams:
-        notes.append("deckbuild.diagrams is not in this checkout: the synthetic decks have no diagrams.")
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="deckbuild-bench-") as tmp:
         work = Path(tmp)
         shipped = args.shipped.resolve()
         if (shipped / "cards").is_dir() and any((shipped / "cards").glob("*.y*ml")):
             copy = work / "shipped"
-            shutil.copytree(shipped, copy, ignore=shutil.ignore_patterns("dist", ".deckbuild-cache", ".git", "*.apkg"))
-            for extra in [
-                p for p in copy.iterdir() if p.name not in {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}
-            ]:
-                shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
+            keep = {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}
+            shutil.copytree(
+                shipped, copy, ignore=lambda folder, names: [] if Path(folder) != shipped else [n for n in names if n not in keep]
+            )
             try:
-                rows.append(measure("shipped deck", copy, work))
+                rows.append(measure("shipped deck", copy, work / "shipped-runs", repeat, jobs_pairs=True))
             except BuildFailed as exc:  # e.g. its cards use a feature this checkout lacks
                 notes.append(f"the shipped deck in {shipped} does not build with this checkout: {exc}")
         else:
             notes.append(f"{shipped} has no cards/: the shipped-deck row is left out (pass --shipped DIR).")
         for size in sizes:
             project = generate(work / f"bench-{size}", size, diagrams)
-            rows.append(measure(f"synthetic {size}", project, work))
+            rows.append(measure(f"synthetic {size}", project, work / f"runs-{size}", repeat, jobs_pairs=False))
     print(f"Machine: {machine()}; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after\n")
     print(table(rows))
     print(
-        f"\nTimes are wall seconds (CPU seconds of that process in parentheses), each a fresh process;"
-        f" no-op and 1-card edit are the best of {REPEAT}. Build = first build, no cache; warm rebuild = the"
-        " .apkg deleted, caches kept."
+        f"\nWall seconds, each a fresh process, median of {repeat}; CPU/wall = CPU seconds of the whole process tree over"
+        " wall seconds (2.0 = two cores busy); ratios are medians of pairs measured back to back. First build = no"
+        " record, no cache, every core; warm rebuild = the .apkg deleted, caches kept. Peak MB (tree) = the sampled"
+        " peak of the summed PSS of the process and its workers."
     )
     for note in notes:
         print(f"\nNote: {note}")

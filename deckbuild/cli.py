@@ -105,7 +105,7 @@ def main() -> None:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes for drawing diagrams [default: the number of cores]; 1 draws them in this process.",
+    help="Worker processes for parsing card files and drawing diagrams [default: the number of cores]; 1 parses in this process and draws in one worker.",
 )
 @IDENTITY_OPTION
 @click.option(

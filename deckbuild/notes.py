@@ -5,11 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
 from deckbuild.apkg.notetypes import CLOZE, QA, NoteType
 from deckbuild.model import Card, MediaFile, RenderedNote
-from deckbuild.render import figure_html, markdown_html, memoized, plain, related_html
+from deckbuild.render import RenderMemo, figure_html, plain, related_html
+
+if TYPE_CHECKING:
+    from deckbuild.incremental.cache import NoteReuse
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."
@@ -45,10 +49,18 @@ def render_notes(
     namespace: str,
     cards: Sequence[Card],
     figures: Mapping[str, tuple[MediaFile, bool]],
+    memo: RenderMemo | None = None,
+    reuse: NoteReuse | None = None,
     declared: Mapping[str, NoteType] | None = None,
 ) -> list[RenderedNote]:
     """Render every card; `figures` maps card id -> (its image, whether values are illustrative);
-    `declared`: the project's own note types, for its cards of kind "note"."""
+    `declared`: the project's own note types, for its cards of kind "note".
+
+    `memo` holds the renderings of earlier builds and workers (a fresh one if not given);
+    `reuse` hands back notes of the last build whose inputs did not change.
+    """
+    memo = memo if memo is not None else RenderMemo()
+    markdown_html, memoized = memo.markdown_html, memo.memoized
     by_id = {card.id: card for card in cards}
     duplicates_of: dict[str, list[str]] = {}
     for card in cards:
@@ -59,8 +71,13 @@ def render_notes(
         if card.kind == "note":
             from deckbuild.notetypes.fields import render_declared
 
-            notes.append(render_declared(card, (declared or {})[card.notetype], namespace, due))
+            notes.append(render_declared(card, (declared or {})[card.notetype], namespace, due, memo))
             continue
+        if reuse is not None:
+            hit = reuse.lookup(card, due, by_id, duplicates_of)
+            if hit is not None:
+                notes.append(hit)
+                continue
         difficulty, topics, source = effective(card, by_id)
         figure = ""
         media: tuple[str, ...] = ()
@@ -75,7 +92,7 @@ def render_notes(
             related_ids.insert(0, card.duplicate_of)
         related_ids += [cid for cid in duplicates_of.get(card.id, []) if cid not in related_ids]
         label = "Overlaps with" if card.duplicate_of or card.id in duplicates_of else "Related"
-        related = related_html([(cid, _front_text(by_id[cid])) for cid in related_ids if cid in by_id], label)
+        related = related_html([(cid, _front_text(by_id[cid])) for cid in related_ids if cid in by_id], label, memo)
         common = {
             "Details": markdown_html(card.details),
             "Figure": figure,
@@ -100,25 +117,26 @@ def render_notes(
                 text = memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, markdown_html))
             parent = by_id.get(card.of)
             if parent is not None and not card.related:
-                common["Related"] = related_html([(parent.id, parent.question)], "From the question")
+                common["Related"] = related_html([(parent.id, parent.question)], "From the question", memo)
             values = {"Text": text, "Context": markdown_html(card.context), **common}
             notetype = CLOZE
         fields = tuple(values[name] for name in notetype.fields)
         tags = card_tags(card, difficulty, topics, source)
-        notes.append(
-            RenderedNote(
-                card_id=card.id,
-                guid=card.guid or ids.card_guid(namespace, card.id, card.previous_ids),
-                notetype=notetype.key,
-                fields=fields,
-                tags=tags,
-                due=due,
-                content_hash=content_hash(notetype.key, fields, tags),
-                media=media,
-                previous_ids=card.previous_ids,
-                deck=card.deck,
-            )
+        note = RenderedNote(
+            card_id=card.id,
+            guid=card.guid or ids.card_guid(namespace, card.id, card.previous_ids),
+            notetype=notetype.key,
+            fields=fields,
+            tags=tags,
+            due=due,
+            content_hash=content_hash(notetype.key, fields, tags),
+            media=media,
+            previous_ids=card.previous_ids,
+            deck=card.deck,
         )
+        if reuse is not None:
+            reuse.store(card, note)
+        notes.append(note)
     return notes
 
 

@@ -135,8 +135,8 @@ def plan(
     build: `force=False` first asks whether the last build is still current (then the plan
     says `up_to_date` and holds nothing else).  release: the release decision too.
     import: the seed importer's new cards/*.yaml (`seeds`).  `jobs`: worker processes for
-    drawing diagrams (None = every core, 1 = this process).  `variant`: build or release only
-    that variant of deck.yaml (not the full deck's package).
+    parsing card files and drawing diagrams (None = every core, 1 = this process).  `variant`:
+    build or release only that variant of deck.yaml (not the full deck's package).
     """
     if goal == "import":
         return _import_plan(root, seeds)
@@ -200,8 +200,9 @@ def _plan(
     problems += notetype_problems
     notetypes = {**NOTETYPES, **declared}
     # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
-    # (unchanged files come from the cache).
-    card_list, card_problems = load_cards(root, cache)
+    # (unchanged files come from the cache; the others are parsed by `jobs` worker processes,
+    # which also render their Markdown for stage 7: incremental/parallel.py).
+    card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check")
     problems += card_problems
     cards = tuple(card_list)
     # Stage 3: what earlier builds left: the build record and the last release, whose
@@ -259,8 +260,9 @@ def _plan(
     from deckbuild.figures import figures as figure_stage
 
     figures = figure_stage(root, cards, images, progress, jobs)
-    # Stage 7: render every card to a note (fields, tags, GUID, study order), with the
-    # Markdown renderings of the last build (a pure function of the text and the code).
+    # Stage 7: render every card to a note (fields, tags, GUID, study order); a note whose
+    # inputs did not change since the last build comes from the cache, and the others use
+    # the Markdown renderings of the last build and of the parse workers.
     rendered = _render(config, cards, figures, declared, cache)
     cache.commit()
     clock = record_stage.Clock()
@@ -314,7 +316,10 @@ def _plan(
     # Stage 11: the package, in memory, with every file its notes and note types name.
     out = package_path(root, config)
     media_files = _media(root, figures, rendered + retired, declared)
-    package = _package(out, config, stamped, notetype_mods, notetypes, media_files, new_record) if variant is None else None
+    counts: dict[str, int] = {}
+    package = None
+    if variant is None:
+        package = _package(out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts)
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
     # name (a full-deck release leaves them to the next build).
     keys = [variant] if variant is not None else [v.key for v in config.variants] if goal == "build" else []
@@ -332,10 +337,9 @@ def _plan(
         outputs.append(Output(out, package, config.output))
     outputs += [Output(v.path, v.data, config.output) for v in variant_packages]
     media_count = len(media_files)
-    anki_cards = sum(_card_count(card) for card in cards if card.kind != "note") + len(retired)
-    anki_cards += _declared_card_count(rendered, declared)
-    summary = Summary(out, len(stamped), anki_cards, media_count, changed)
-    if variant is not None:  # the one variant is what this build or release wrote
+    if variant is None:
+        summary = Summary(out, len(stamped), counts["cards"], media_count, changed)  # cards: the package's card rows
+    else:  # the one variant is what this build or release wrote
         one = variant_packages[0]
         summary = Summary(one.path, one.notes, one.cards, one.media, changed)
     return Plan(
@@ -420,12 +424,14 @@ def _render(
     cache: BuildCache,
 ) -> list[RenderedNote]:
     from deckbuild import notes as notes_stage
-    from deckbuild.render import preload_memo, take_memo
+    from deckbuild.incremental.cache import NoteReuse
+    from deckbuild.render import RenderMemo
 
-    take_memo()
-    preload_memo(cache.markdown())
-    rendered = notes_stage.render_notes(config.namespace, cards, figures, declared)
-    cache.store_markdown(*take_memo())
+    memo = RenderMemo(cache.markdown())
+    reuse = NoteReuse(cache, config.namespace, figures)
+    rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse, declared)
+    cache.store_markdown(memo.fresh, memo.used)
+    cache.save_notes()
     return rendered
 
 
@@ -467,7 +473,10 @@ def _package(
     notetypes: Mapping[str, NoteType],
     media: Sequence[MediaFile],
     record: Record,
+    cache: BuildCache,
+    counts: dict[str, int],
 ) -> bytes:
+    """The package's bytes; `counts` receives its numbers of notes and cards."""
     from deckbuild.apkg.package import write_package
     from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
@@ -476,7 +485,8 @@ def _package(
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
-    return write_package(
+    card_ords = cache.card_ords()
+    data = write_package(
         out,
         deck_name=config.name,
         deck_description=description,
@@ -485,7 +495,12 @@ def _package(
         notetype_mods=notetype_mods,
         notes=stamped,
         media=media,
+        card_ords=card_ords,
+        counts=counts,
     )
+    cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
+    cache.commit()
+    return data
 
 
 def _media(
@@ -503,21 +518,6 @@ def _media(
     return sorted({m.name: m for m in files}.values(), key=lambda m: m.name)
 
 
-def _declared_card_count(rendered: Sequence[RenderedNote], declared: Mapping[str, NoteType]) -> int:
-    """The cards of the declared note types' notes, by Anki's rule (as package.py writes them)."""
-    if not declared:
-        return 0
-    from deckbuild.notetypes import templates as tpl
-
-    fronts = {k: [tpl.parse(f).nodes for _n, f, _b in nt.templates] for k, nt in declared.items()}
-    total = 0
-    for note in rendered:
-        notetype = declared.get(note.notetype)
-        if notetype is not None:
-            total += len(tpl.card_ords(notetype.fields, note.fields, fronts[note.notetype], notetype.is_cloze))
-    return total
-
-
 def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
     """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
     where = {card.id: card.location for card in cards}
@@ -531,15 +531,6 @@ def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Fa
             where.get(stamped.note.card_id),  # None for a retired note: no source left
         )
     return facets
-
-
-def _card_count(card: Card) -> int:
-    """Anki cards a card becomes: one per question, one per cloze number."""
-    if card.kind == "qa":
-        return 1
-    from deckbuild.cloze import cloze_numbers
-
-    return len(cloze_numbers(card.formula or card.fact))
 
 
 def file_digest(path: Path) -> str:

@@ -13,7 +13,7 @@ import hashlib
 import html
 import re
 import xml.etree.ElementTree as etree
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import markdown
 from markdown.treeprocessors import Treeprocessor
@@ -57,52 +57,57 @@ def _new_markdown() -> markdown.Markdown:
 
 _md: markdown.Markdown | None = None
 
-# markdown_html is a pure function of (text, inline) for a given deckbuild, so it is
-# memoised: texts repeat within a build (a related card shows its question again) and the
-# build carries renderings over from the last build through the on-disk cache (cache.py).
-_memo: dict[bytes, str] = {}
-_memo_fresh: dict[bytes, str] = {}
-_memo_used: set[bytes] = set()
-
 
 def memo_key(text: str, inline: bool) -> bytes:
     return hashlib.blake2b((b"\1" if inline else b"\0") + text.encode(), digest_size=16).digest()
 
 
-def preload_memo(entries: dict[bytes, str]) -> None:
-    """Add renderings made earlier (the caller vouches they came from this code)."""
-    _memo.update(entries)
+class RenderMemo:
+    """Renderings of one build, passed explicitly to whatever renders its notes.
 
+    markdown_html is a pure function of (text, inline) for a given deckbuild, so its
+    results are memoised: texts repeat within a build (a related card shows its question
+    again), the build carries renderings over from the last build through the on-disk
+    cache (incremental/cache.py), and worker processes hand theirs back to the parent.
+    `fresh` (rendered by this memo) and `used` (looked up) tell the cache what to keep.
+    """
 
-def take_memo() -> tuple[dict[bytes, str], set[bytes]]:
-    """The renderings added since the last call, and the keys looked up; both then reset."""
-    global _memo_fresh, _memo_used
-    fresh, used = _memo_fresh, _memo_used
-    _memo_fresh, _memo_used = {}, set()
-    return fresh, used
+    def __init__(self, known: Mapping[bytes, str] | None = None) -> None:
+        self.entries: dict[bytes, str] = dict(known or {})
+        self.fresh: dict[bytes, str] = {}
+        self.used: set[bytes] = set()
+
+    def preload(self, entries: Mapping[bytes, str]) -> None:
+        """Add renderings made earlier (the caller vouches they came from this code)."""
+        self.entries.update(entries)
+
+    def markdown_html(self, text: str, *, inline: bool = False) -> str:
+        """Like the module's markdown_html, through the memo."""
+        if not text.strip():
+            return ""
+        key = memo_key(text, inline)
+        self.used.add(key)
+        out = self.entries.get(key)
+        if out is None:
+            out = self.entries[key] = self.fresh[key] = _render(text, inline)
+        return out
+
+    def memoized(self, kind: str, text: str, render: Callable[[str], str]) -> str:
+        """Another pure text -> HTML function (cloze formulas, facts) through the same memo,
+        so its output is carried over between builds like Markdown's."""
+        key = hashlib.blake2b(b"\2" + kind.encode() + b"\0" + text.encode(), digest_size=16).digest()
+        self.used.add(key)
+        out = self.entries.get(key)
+        if out is None:
+            out = self.entries[key] = self.fresh[key] = render(text)
+        return out
 
 
 def markdown_html(text: str, *, inline: bool = False) -> str:
     """Render one field's Markdown to HTML under the rule above; '' stays ''."""
     if not text.strip():
         return ""
-    key = memo_key(text, inline)
-    _memo_used.add(key)
-    out = _memo.get(key)
-    if out is None:
-        out = _memo[key] = _memo_fresh[key] = _render(text, inline)
-    return out
-
-
-def memoized(kind: str, text: str, render: Callable[[str], str]) -> str:
-    """Another pure text -> HTML function (cloze formulas, facts) through the same memo,
-    so its output is carried over between builds like Markdown's."""
-    key = hashlib.blake2b(b"\2" + kind.encode() + b"\0" + text.encode(), digest_size=16).digest()
-    _memo_used.add(key)
-    out = _memo.get(key)
-    if out is None:
-        out = _memo[key] = _memo_fresh[key] = render(text)
-    return out
+    return _render(text, inline)
 
 
 # The plain-text fast path.  Python-Markdown turns a text that uses none of its syntax into
@@ -225,9 +230,10 @@ def figure_html(file_name: str, alt: str, caption: str) -> str:
     )
 
 
-def related_html(questions: list[tuple[str, str]], label: str) -> str:
+def related_html(questions: list[tuple[str, str]], label: str, memo: RenderMemo | None = None) -> str:
     """A quiet list of related questions (their text, never bare ids)."""
     if not questions:
         return ""
-    items = "".join(f"<li>{markdown_html(q, inline=True)}</li>" for _cid, q in questions)
+    render = memo.markdown_html if memo is not None else markdown_html
+    items = "".join(f"<li>{render(q, inline=True)}</li>" for _cid, q in questions)
     return f'<div class="db-related-label">{plain(label)}</div><ul class="db-related">{items}</ul>'

@@ -65,34 +65,57 @@ def card_files(root: Path) -> list[Path]:
     return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")], key=lambda p: p.name)
 
 
-def load_cards(root: Path, cache: BuildCache | None = None) -> tuple[list[Card], list[Problem]]:
+def load_cards(
+    root: Path, cache: BuildCache | None = None, *, jobs: int | None = 1, prerender: bool = False
+) -> tuple[list[Card], list[Problem]]:
     """Load every card file; a broken file is reported and the others still load.
 
     With a cache, a file whose exact bytes were parsed before is not parsed again (YAML
-    parsing is most of a cold build's time); the result is the same either way.
+    parsing is most of a cold build's time); the result is the same either way.  The
+    files left to parse go to `jobs` worker processes (None: every core) when there are
+    enough of them (incremental/parallel.py); with `prerender` the workers also render
+    their cards' Markdown into the cache's memo for the build that follows.
     """
-    cards: list[Card] = []
+    from deckbuild.incremental import parallel
+
     problems: list[Problem] = []
     files = card_files(root)
     if not files:
         problems.append(Problem(Location(CARDS_DIR), "E119", f"no card files: add {CARDS_DIR}/<topic>.yaml (see README)"))
     inside = root.resolve()
+    # Per file, in order: its result (cached, or filled in below) or a refusal.
+    results: list[tuple[list[Card], list[Problem]] | None] = []
+    todo: list[tuple[int, bytes | None, parallel.Job]] = []
     for path in files:
         display = path.relative_to(root).as_posix()
         if not path.resolve().is_relative_to(inside):
-            problems.append(Problem(Location(display), "E112", "card file is a link to a file outside the project; copy it in"))
+            results.append(
+                ([], [Problem(Location(display), "E112", "card file is a link to a file outside the project; copy it in")])
+            )
             continue
-        raw = _cacheable_bytes(path) if cache is not None else None
+        raw = _cacheable_bytes(path) if cache is not None or jobs != 1 else None
         key = cache.file_key(display, raw) if cache is not None and raw is not None else None
         hit = cache.parsed(key) if cache is not None and key is not None else None
         if hit is None:
-            file_cards, file_problems = _load_file(path, display, raw)
-            if cache is not None and key is not None:
-                cache.store_parsed(key, file_cards, file_problems)
-        else:
-            file_cards, file_problems = hit
-        cards.extend(file_cards)
-        problems.extend(file_problems)
+            todo.append((len(results), key, (path, display, raw)))
+        results.append(hit)
+    jobs_todo = [job for _i, _key, job in todo]
+    workers = parallel.worth_it(jobs_todo, jobs)
+    if workers > 1:
+        parsed = parallel.parse_parallel(jobs_todo, workers, prerender and cache is not None)
+    else:
+        parsed = [(*_load_file(*job), {}, None, None) for job in jobs_todo]
+    for (index, key, _job), (file_cards, file_problems, rendered, digests, encoded) in zip(todo, parsed, strict=True):
+        if cache is not None:
+            if key is not None:
+                cache.store_parsed(key, file_cards, file_problems, digests, encoded)
+            cache.add_rendered(rendered)
+        results[index] = (file_cards, file_problems)
+    cards: list[Card] = []
+    for result in results:
+        assert result is not None
+        cards.extend(result[0])
+        problems.extend(result[1])
     return cards, problems
 
 

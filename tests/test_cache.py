@@ -129,3 +129,91 @@ def test_a_change_of_deckbuild_itself_invalidates_state_and_cache(sample: Path, 
     conn = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")
     assert conn.execute("SELECT code FROM meta").fetchall() == [("another-deckbuild",)]
     conn.close()
+
+
+# -- incremental rebuilds (issue 17): an edit re-renders only what it touches, and the
+# package equals a clean build of the same sources with the same record.
+
+
+def _rendered_notes(project: Path) -> int:
+    """How many rendered notes the cache holds (one row per note rendered, never per reuse)."""
+    import sqlite3
+
+    conn = sqlite3.connect(project / CACHE_DIR / "cache.sqlite")
+    try:
+        return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def _rename(project: Path) -> None:
+    (project / "cards" / "extra.yaml").rename(project / "cards" / "more.yaml")
+
+
+def _delete_card(project: Path) -> None:
+    path = project / "cards" / "extra.yaml"
+    text = path.read_text("utf-8")
+    start = text.index("- id: clipping-picture")
+    path.write_text(text[:start].rstrip("\n") + "\n", "utf-8")
+
+
+EDITS = {
+    # edit -> (what it does, how many notes it renders afresh: the edited one and those showing its text)
+    "qa answer": (lambda p: _edit(p / "cards/basics.yaml", "Across the batch, per feature.", "Per feature."), 1),
+    # twin-question names figure-card as its duplicate: both show each other's question.
+    "question shown by another note": (
+        lambda p: _edit(p / "cards/basics.yaml", "Which way does a batch-norm axis run?", "Which axis?"),
+        2,
+    ),
+    # softmax-formula inherits math-answer's difficulty (a tag of its own).
+    "difficulty a cloze inherits": (
+        lambda p: _edit(p / "cards/basics.yaml", "difficulty: medium\n  topics: [losses", "difficulty: hard\n  topics: [losses"),
+        2,
+    ),
+    "formula cloze": (lambda p: _edit(p / "cards/formulas.yaml", "normaliser", "the normaliser"), 1),
+    "fact cloze": (lambda p: _edit(p / "cards/formulas.yaml", "Dropout in practice.", "Dropout, in practice."), 1),
+    "deleted card": (_delete_card, 0),
+    "renamed file": (_rename, 0),
+    "a line added above cards": (lambda p: _edit(p / "cards/basics.yaml", "- id: escaping", "# a comment\n- id: escaping"), 0),
+    "deck.yaml description": (lambda p: _edit(p / "deck.yaml", "**every** feature", "every feature"), 0),
+    "deck.yaml name": (lambda p: _edit(p / "deck.yaml", "name: deckbuild Sample", "name: deckbuild Sampler"), 0),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_incremental_rebuild_equals_a_clean_build(tmp_path: Path, edit: str) -> None:
+    change, renders = EDITS[edit]
+    project = copy_project("sample", tmp_path / "incremental")
+    first = build(project).path
+    before = _rendered_notes(project)
+    assert before == len(_fields(first))
+    # The clean build: the same sources and record, no cache of notes, parses or Markdown
+    # (the drawn diagram is kept: it is the same picture either way, and slow to draw).
+    clean = tmp_path / "clean" / "sample"
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite"))
+    change(project)
+    change(clean)
+    # (a new deck name is refused without the flag, E171; the flag changes nothing else)
+    incremental = build(project, allow_identity_change=True)
+    assert incremental.path.read_bytes() == build(clean, allow_identity_change=True).path.read_bytes()
+    assert (project / "deckbuild.lock").read_bytes() == (clean / "deckbuild.lock").read_bytes()
+    assert _rendered_notes(project) == before + renders  # only notes whose inputs changed were rendered again
+
+
+def test_a_corrupt_note_row_in_the_cache_is_rendered_again(sample: Path) -> None:
+    import sqlite3
+
+    out = build(sample).path
+    data = out.read_bytes()
+    out.unlink()
+    conn = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")
+    conn.execute("UPDATE notes SET value = 'not json'")
+    conn.commit()
+    conn.close()
+    assert build(sample).path.read_bytes() == data

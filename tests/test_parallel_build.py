@@ -1,7 +1,9 @@
-"""`deckbuild build --jobs N`: diagrams drawn in worker processes give the same package.
+"""`deckbuild build --jobs N`: diagrams drawn and card files parsed in worker processes
+give the same package, and the same errors in the same order.
 
-Real processes throughout (`python -m deckbuild.cli build`), on a small project with
-four diagrams, drawn by one worker (--jobs 1) or two.
+Real processes throughout (`python -m deckbuild.cli build`), on small projects with four
+diagrams, drawn by one worker (--jobs 1) or two, or enough card text for the parse
+workers (incremental/parallel.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import sys
 from pathlib import Path
 
 from conftest import copy_project, write_tree
+
+from deckbuild.incremental import parallel
+from deckbuild.sources import card_files, load_cards
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,3 +93,62 @@ def test_jobs_must_be_positive(tmp_path: Path) -> None:
     result = _build(copy_project("sample", tmp_path), "--jobs", "0")
     assert result.returncode == 2
     assert "'--jobs': 0 is not in the range x>=1" in result.stderr
+
+
+def _text_cards(file: int, count: int, broken: bool = False) -> str:
+    """`count` question and cloze cards with Markdown, math and clozes; `broken`: two errors."""
+    out = []
+    for n in range(count):
+        card_id = f"f{file}-q{n}"
+        out.append(
+            f"- id: {card_id}\n"
+            f"  question: Why does trick {n} of file {file} help `step_{n}`?\n"
+            "  answer: |\n"
+            f"    - It rescales by \\( \\sqrt{{1 - \\beta^{{{n}}}}} \\), so **early** steps stay small.\n"
+            f"    - See *warmup* and `lr={n}e-4`.\n"
+            f"  difficulty: {'easy' if n % 2 else 'hard'}\n"
+            "  topics: [optimization::tricks]\n" + (f"  related: [f{file}-q{n - 1}]\n" if n else "")
+        )
+        out.append(
+            f"- id: {card_id}-fact\n  fact: 'Setting {n} is {{{{c1::\\( \\eta = {n} \\)}}}}.'\n  context: A setting.\n  of: {card_id}\n"
+        )
+    if broken:
+        out.append(f"- id: f{file}-bad\n  question: Where is the answer?\n  difficulty: easy\n")
+        out.append(f"- id: f{file}-q0\n  question: Duplicate?\n  answer: Yes.\n  difficulty: sometimes\n")
+    return "\n".join(out)
+
+
+def _text_project(tmp_path: Path, broken: bool = False) -> Path:
+    project = copy_project("sample", tmp_path)
+    files = {f"cards/text-{f}.yaml": _text_cards(f, 120, broken and f in (0, 2)) for f in range(3)}
+    write_tree(project, files)
+    return project
+
+
+def test_card_files_parsed_in_workers_give_the_same_cards_and_package(tmp_path: Path) -> None:
+    project = _text_project(tmp_path / "serial")
+    jobs = [(path, path.relative_to(project).as_posix(), path.read_bytes()) for path in card_files(project)]
+    assert parallel.worth_it(jobs, 2) == 2  # the project is big enough for the workers
+    assert load_cards(project, jobs=2) == load_cards(project, jobs=1)
+    copy = tmp_path / "parallel" / "sample"
+    shutil.copytree(project, copy)
+    one = _build(project, "--jobs", "1")
+    two = _build(copy, "--jobs", "2")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    (a,) = (project / "dist").glob("*.apkg")
+    (b,) = (copy / "dist").glob("*.apkg")
+    assert a.read_bytes() == b.read_bytes()
+    assert (project / "deckbuild.lock").read_bytes() == (copy / "deckbuild.lock").read_bytes()
+
+
+def test_errors_of_files_parsed_in_workers_are_reported_at_once_in_source_order(tmp_path: Path) -> None:
+    project = _text_project(tmp_path, broken=True)
+    one = _build(project, "--jobs", "1")
+    two = _build(project, "--jobs", "2")
+    assert one.returncode == two.returncode == 1 and "Traceback" not in two.stderr
+    assert one.stderr == two.stderr
+    errors = [line for line in two.stderr.splitlines() if ": E" in line and "warning" not in line]
+    assert {line.split(":")[0] for line in errors} == {"cards/text-0.yaml", "cards/text-2.yaml"}, two.stderr
+    places = [(line.split(":")[0], int(line.split(":")[1])) for line in errors]
+    assert places == sorted(places) and len(errors) >= 6
+    assert not (project / "dist").exists()

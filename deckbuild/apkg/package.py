@@ -8,10 +8,11 @@ the same inputs give the same bytes on any machine.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,7 @@ def _note_rows(
     rules: Mapping[str, _CardRule],
     id_gen: Iterator[int],
     card_rows: list[tuple[Any, ...]],
+    card_ords: MutableMapping[str, str],
 ) -> Iterator[tuple[Any, ...]]:
     """The notes table rows genanki's Note.write_to_db would insert one by one (cards into card_rows).
 
@@ -89,10 +91,14 @@ def _note_rows(
     field looking for invalid HTML tags, tag-list validation, one execute per row) is most
     of its time for a large deck, and our fields are escaped and our tags checked already.
     Which cards a note gets is still genanki's decision (`Note.cards`: `_req` for
-    front/back, the cloze numbers for cloze) for the built-in note types, and Anki's own
-    rule for declared ones (`rules`), whose conditional templates genanki gets wrong.
-    `deck_ids` maps a note's subdeck ("" = the deck itself) to its deck id.
+    front/back, the cloze numbers for cloze) for the built-in note types, remembered in
+    `card_ords` under the note type's content and the note's content hash (the fields and
+    tags it is computed from), so a rebuild asks genanki only about changed notes; and
+    Anki's own rule for declared ones (`rules`), whose conditional templates genanki gets
+    wrong.  `deck_ids` maps a note's subdeck ("" = the deck itself) to its deck id.
     """
+    model_keys = {key: _model_key(model) for key, model in models.items()}
+    used: dict[str, str] = {}
     for stamped in notes:
         note, mod = stamped.note, stamped.mod
         model = models[note.notetype]
@@ -110,9 +116,24 @@ def _note_rows(
             for ord_ in rule.ords(note.card_id, fields):
                 card_rows.append((next(id_gen), note_id, deck_id, ord_, mod, -1, 0, 0, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
             continue
-        for card in genanki.Note(model=model, fields=fields).cards:
-            queue = -1 if card.suspend else 0
-            card_rows.append((next(id_gen), note_id, deck_id, card.ord, mod, -1, 0, queue, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
+        key = f"{model_keys[note.notetype]}:{note.content_hash}"
+        known = card_ords.get(key)
+        if known is None:
+            made = genanki.Note(model=model, fields=fields).cards
+            if any(card.suspend for card in made):  # never for our note types; kept out of the memo
+                raise ValueError(f"note {note.card_id!r}: genanki suspends one of its cards")
+            known = ",".join(str(card.ord) for card in made)
+        used[key] = known
+        for ord_text in known.split(",") if known else ():
+            card_rows.append((next(id_gen), note_id, deck_id, int(ord_text), mod, -1, 0, 0, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
+    card_ords.clear()  # what this build's notes need, for the next build
+    card_ords.update(used)
+
+
+def _model_key(model: _Model) -> str:
+    """What genanki's choice of cards depends on besides the fields: type and templates."""
+    payload = json.dumps([model.model_type, model.fields, model.templates], sort_keys=True)
+    return hashlib.blake2b(payload.encode(), digest_size=8).hexdigest()
 
 
 def _model(notetype: NoteType, namespace: str, mod: int) -> _Model:
@@ -142,8 +163,15 @@ def write_package(
     notetype_mods: Mapping[str, int],
     notes: Sequence[StampedNote],
     media: Sequence[MediaFile],
+    card_ords: MutableMapping[str, str] | None = None,
+    counts: MutableMapping[str, int] | None = None,
 ) -> bytes:
-    """Build the .apkg in memory and return its bytes (the caller writes them atomically)."""
+    """Build the .apkg in memory and return its bytes (the caller writes them atomically).
+
+    `card_ords`: which cards each note gets, from earlier builds; left holding this build's.
+    `counts`, if given, receives the package's number of "notes" and "cards".
+    """
+    card_ords = {} if card_ords is None else card_ords
     models = {key: _model(nt, namespace, notetype_mods[key]) for key, nt in notetypes.items()}
     rules = {key: _CardRule(nt) for key, nt in notetypes.items() if nt.declared}
     deck_id = ids.deck_id(namespace, deck_name)
@@ -166,8 +194,10 @@ def write_package(
         genanki.Package(decks).write_to_db(cursor, timestamp, id_gen)
         # ... and we add the notes and cards it would write, in bulk (see _note_rows).
         card_rows: list[tuple[Any, ...]] = []
-        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_ids, rules, id_gen, card_rows))
+        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_ids, rules, id_gen, card_rows, card_ords))
         cursor.executemany(_CARD_SQL, card_rows)
+        if counts is not None:
+            counts.update(notes=len(notes), cards=len(card_rows))
         conn.commit()
         db_bytes = conn.serialize()
     finally:

@@ -5,8 +5,15 @@ changes one file.  So a build keeps, in one SQLite file:
 
 - per card file: the cards and problems parsed from it, keyed by a hash of deckbuild's code
   (uptodate.code_fingerprint), the file's display path and its exact bytes;
-- per Markdown text: the field HTML it renders to, keyed by a hash of the text; the
-  whole file is wiped when the code hash (stored in it) changes.
+- per Markdown text: the field HTML it renders to, keyed by a hash of the text;
+- per card: the note it rendered to (fields, tags, GUID), keyed by a hash of the card's
+  content, the content of every card it draws on (its `of` parent, related and
+  overlapping cards), its figure and the namespace (NoteReuse) -- so an edit re-renders
+  only the notes whose inputs changed;
+- per note: the card ordinals genanki gives it (package.py), keyed by its note type's
+  content and the note's content hash.
+
+The whole file is wiped when the code hash (stored in it) changes.
 
 Both keys hold everything the value depends on, so an entry is either right or never
 looked up: editing a file, moving it, or changing deckbuild or its libraries misses.
@@ -22,20 +29,22 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import Location, Problem
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
-from deckbuild.model import Card, Figure
+from deckbuild.model import Card, Figure, MediaFile, RenderedNote
 
 CACHE_FILE = "cache.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (code TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS parsed (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -47,6 +56,10 @@ class BuildCache:
         self._writable = writable and conn is not None
         self._code = code_fingerprint().encode()
         self._used_parsed: set[bytes] = set()
+        self._used_notes: set[bytes] = set()
+        self._fresh_notes: dict[bytes, str] = {}
+        self._rendered: dict[bytes, str] = {}  # rendered by parse workers this build
+        self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
 
     # -- card files
 
@@ -62,40 +75,77 @@ class BuildCache:
             if row is None:
                 return None
             data = json.loads(row[0])
-            result = [_card(c) for c in data["cards"]], [_problem(p) for p in data["problems"]]
+            cards = [_card(c) for c in data["cards"]]
+            result = cards, [_problem(p) for p in data["problems"]]
+            digests = [bytes.fromhex(d) for d in data["digests"]]
         except (sqlite3.Error, ValueError, KeyError, TypeError):
             return None
+        self._remember_digests(cards, digests)
         self._used_parsed.add(key)
         return result
 
-    def store_parsed(self, key: bytes, cards: list[Card], problems: list[Problem]) -> None:
+    def store_parsed(
+        self,
+        key: bytes,
+        cards: list[Card],
+        problems: list[Problem],
+        digests: list[bytes] | None = None,
+        encoded: str | None = None,
+    ) -> None:
+        """Keep a file's parse; `digests` (its cards' card_digest) and `encoded` (encode_parsed)
+        if a parse worker already computed them."""
         if not self._writable:
             return
         self._used_parsed.add(key)
+        digests = [card_digest(c) for c in cards] if digests is None else digests
+        self._remember_digests(cards, digests)
         try:
-            value = json.dumps({"cards": [_card_json(c) for c in cards], "problems": [_problem_json(p) for p in problems]})
+            value = encode_parsed(cards, problems, digests) if encoded is None else encoded
             assert self._conn is not None
             self._conn.execute("INSERT OR REPLACE INTO parsed VALUES (?, ?)", (key, value))
         except (sqlite3.Error, TypeError, ValueError):
             return  # a value JSON cannot hold (a new kind of field): just not cached
 
+    def _remember_digests(self, cards: list[Card], digests: list[bytes]) -> None:
+        if len(cards) == len(digests):
+            for card, digest in zip(cards, digests, strict=True):
+                self._digests[id(card)] = (card, digest)
+
+    def digest(self, card: Card) -> bytes:
+        """card_digest(card), computed once per card (when it was parsed)."""
+        known = self._digests.get(id(card))
+        if known is not None and known[0] is card:
+            return known[1]
+        return card_digest(card)
+
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
     def markdown(self) -> dict[bytes, str]:
-        """Every cached rendering (loaded at once: one query beats one per text)."""
-        if self._conn is None:
-            return {}
-        try:
-            return dict(self._conn.execute("SELECT key, value FROM markdown"))
-        except sqlite3.Error:
-            return {}
+        """Every cached rendering (loaded at once: one query beats one per text), and the
+        parse workers' of this build."""
+        known: dict[bytes, str] = {}
+        if self._conn is not None:
+            try:
+                known = dict(self._conn.execute("SELECT key, value FROM markdown"))
+            except sqlite3.Error:
+                known = {}
+        known.update(self._rendered)
+        return known
+
+    def add_rendered(self, rendered: Mapping[bytes, str]) -> None:
+        """Renderings made by parse workers (incremental/parallel.py) for this build."""
+        self._rendered.update(rendered)
 
     def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes]) -> None:
-        """Add new renderings; forget the ones this build did not use, once they pile up."""
+        """Add new renderings (the workers' among them); forget the ones this build did not
+        use, once they pile up."""
         if not self._writable:
             return
         assert self._conn is not None
         try:
+            workers = ((key, value) for key, value in self._rendered.items() if key in used)
+            self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", workers)
+            self._rendered = {}
             self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", fresh.items())
             total = self._conn.execute("SELECT count(*) FROM markdown").fetchone()[0]
             if total > 2 * len(used) + 1000:
@@ -106,10 +156,100 @@ class BuildCache:
         except sqlite3.Error:
             return
 
+    # -- rendered notes (NoteReuse computes the keys)
+
+    def notes(self, keys: Sequence[bytes]) -> dict[bytes, tuple[Any, ...]]:
+        """The notes rendered before under these keys: key -> the values of a RenderedNote
+        but its `due` (the caller's to set).  Missing or unreadable ones are left out."""
+        self._used_notes.update(keys)
+        if self._conn is None or not keys:
+            return {}
+        found: dict[bytes, tuple[Any, ...]] = {}
+        try:
+            self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
+            self._conn.execute("DELETE FROM wanted")
+            self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
+            rows = self._conn.execute("SELECT notes.key, notes.value FROM notes JOIN wanted ON notes.key = wanted.key").fetchall()
+        except sqlite3.Error:
+            return {}
+        for key, value in rows:
+            try:
+                values = json.loads(value)
+                if len(values) != len(_NOTE_FIELDS):
+                    continue
+                found[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values)
+            except (ValueError, TypeError):
+                continue  # rendered again, and stored over
+        return found
+
+    def store_note(self, key: bytes, note: RenderedNote) -> None:
+        if not self._writable:
+            return
+        self._used_notes.add(key)
+        try:
+            self._fresh_notes[key] = json.dumps([getattr(note, name) for name in _NOTE_FIELDS], ensure_ascii=False)
+        except (TypeError, ValueError):
+            return  # a value JSON cannot hold (a new kind of field): just not cached
+        if len(self._fresh_notes) >= 1000:  # written as they come: a first build's would be its size again in memory
+            self._flush_notes()
+
+    def _flush_notes(self) -> None:
+        try:
+            assert self._conn is not None
+            self._conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?)", self._fresh_notes.items())
+        except sqlite3.Error:
+            pass
+        self._fresh_notes = {}
+
+    def save_notes(self) -> None:
+        """Write the notes rendered this build; forget unused ones once they pile up."""
+        if not self._writable:
+            return
+        assert self._conn is not None
+        self._flush_notes()
+        try:
+            total = self._conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+            if total > 2 * len(self._used_notes) + 100:
+                _keep_only(self._conn, "notes", self._used_notes)
+        except sqlite3.Error:
+            return
+
+    # -- card ordinals of a note (package.py computes the keys)
+
+    def card_ords(self) -> dict[str, str]:
+        if self._conn is None:
+            return {}
+        try:
+            return dict(self._conn.execute("SELECT key, value FROM ords"))
+        except sqlite3.Error:
+            return {}
+
+    def store_card_ords(self, ords: Mapping[str, str]) -> None:
+        """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
+        if not self._writable:
+            return
+        assert self._conn is not None
+        try:
+            self._conn.execute("DELETE FROM ords")
+            self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+        except sqlite3.Error:
+            return
+
     def commit(self) -> None:
         if self._writable and self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.commit()
+
+
+def encode_parsed(cards: list[Card], problems: list[Problem], digests: list[bytes]) -> str:
+    """A card file's parse as the cache stores it (raises TypeError for a value JSON cannot hold)."""
+    return json.dumps(
+        {
+            "cards": [_card_json(c) for c in cards],
+            "problems": [_problem_json(p) for p in problems],
+            "digests": [d.hex() for d in digests],
+        }
+    )
 
 
 def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
@@ -153,7 +293,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path)
     conn.executescript(_SCHEMA)
     if _stored_code(conn) != code_fingerprint():
-        conn.executescript("DELETE FROM meta; DELETE FROM parsed; DELETE FROM markdown;")
+        conn.executescript("DELETE FROM meta; DELETE FROM parsed; DELETE FROM markdown; DELETE FROM notes; DELETE FROM ords;")
         conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
         conn.commit()
     return conn
@@ -218,6 +358,41 @@ def _figure(data: Any) -> Figure | None:
     return Figure(alt=alt, diagram=diagram, params=_tuples(params), file=file, location=_location(location) if location else None)
 
 
+class KeyLocations(Mapping[str, Location]):
+    """A card's key -> Location map, kept as JSON data (or its text) and decoded when first read.
+
+    Only cards with a problem are ever asked where a key is, so most never decode theirs;
+    decoding every one was a third of loading a large deck from the cache, and the decoded
+    maps were a third of the memory a large first build's cards take.
+    """
+
+    def __init__(self, raw: dict[str, list[Any]] | str) -> None:
+        self._raw = raw
+        self._decoded: dict[str, Location] | None = None
+
+    @classmethod
+    def compact(cls, locations: Mapping[str, Location]) -> KeyLocations:
+        return cls(json.dumps({k: _loc(v) for k, v in locations.items()}, separators=(",", ":")))
+
+    def _map(self) -> dict[str, Location]:
+        if self._decoded is None:
+            raw = json.loads(self._raw) if isinstance(self._raw, str) else self._raw
+            self._decoded = {k: _location(v) for k, v in raw.items()}
+        return self._decoded
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (KeyLocations, (self._raw,))  # never the decoded map
+
+    def __getitem__(self, key: str) -> Location:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+
 # Card fields as positional lists (a 100k-card deck decodes ~2x faster than dicts of names).
 # Plain values (text, flags, tuples of words) need no conversion beyond list -> tuple.
 _CARD_FIELDS = tuple(f.name for f in dataclasses.fields(Card))
@@ -228,7 +403,7 @@ _ENCODE: dict[str, Any] = {
 }
 _DECODE: dict[str, Any] = {
     "location": _location,
-    "key_locations": lambda value: {k: _location(v) for k, v in value.items()},
+    "key_locations": lambda value: KeyLocations(value),
     "figure": _figure,
 }
 
@@ -255,3 +430,83 @@ def _card(data: list[Any]) -> Card:
         values[name] = decode(value) if decode is not None else (_tuples(value) if isinstance(value, list) else value)
     card: Card = _restore(Card, values)
     return card
+
+
+# -- which notes can be reused
+
+
+_CONTENT_FIELDS = tuple(name for name in _CARD_FIELDS if name not in ("location", "key_locations", "figure"))
+
+
+def card_digest(card: Card) -> bytes:
+    """A hash of everything a card says, not where it says it (an edit above it moves it).
+
+    repr of str, int, bool, None and tuples of them is exact and the same in every process.
+    """
+    figure = card.figure
+    shown = None if figure is None else (figure.alt, figure.diagram, figure.params, figure.file)
+    content = (tuple(getattr(card, name) for name in _CONTENT_FIELDS), shown)
+    return hashlib.blake2b(repr(content).encode(), digest_size=16).digest()
+
+
+def _shown(card: Card) -> bytes:
+    """What a note shows of another card: keep in step with notes.render_notes."""
+    return repr((card.id, card.question, card.context, card.difficulty, card.topics, card.source)).encode()
+
+
+# A cached note: every RenderedNote field but its position (text, tuples of text).
+_NOTE_FIELDS = tuple(f.name for f in dataclasses.fields(RenderedNote) if f.name != "due")
+
+
+class NoteReuse:
+    """Hands notes.render_notes the notes of the last build whose inputs are unchanged.
+
+    A note is a pure function of its card, of what it shows of the cards it names (`of`,
+    `related`, `duplicate_of`) or that name it as their duplicate -- their front text and
+    the difficulty, topics and source a cloze inherits (_shown) --, of its figure's file
+    name and illustrative flag, and of the namespace (notes.render_notes); the key hashes
+    all of them, so a hit is the note a fresh rendering would give.  Positions (`due`) are
+    set here from the caller's.  tests/test_cache.py checks edit -> rebuild == clean build.
+    """
+
+    def __init__(self, cache: BuildCache, namespace: str, figures: Mapping[str, tuple[MediaFile, bool]]) -> None:
+        self._cache = cache
+        self._namespace = namespace.encode()
+        self._figures = figures
+        self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
+        self._found: dict[bytes, tuple[Any, ...]] | None = None
+
+    def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
+        parts = [self._namespace, self._cache.digest(card)]
+        for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
+            other = by_id.get(ref) if ref else None
+            parts.append(ref.encode() + b"=" + (_shown(other) if other is not None else b"-"))
+        figure = self._figures.get(card.id)
+        if figure is not None:
+            parts.append(f"{figure[0].name}\0{figure[1]}".encode())
+        return hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
+
+    def lookup(
+        self, card: Card, due: int, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
+    ) -> RenderedNote | None:
+        """The cached note for this card at position `due`, or None (then `store` it)."""
+        if self._found is None:  # the first call: every card's key, and one query for them all
+            for other in by_id.values():
+                self._keys[id(other)] = (other, self._key(other, by_id, duplicates_of))
+            self._found = self._cache.notes([key for _card, key in self._keys.values()])
+        known = self._keys.get(id(card))
+        if known is None or known[0] is not card:
+            key = self._key(card, by_id, duplicates_of)
+            self._keys[id(card)] = (card, key)
+        else:
+            key = known[1]
+        values = self._found.get(key)
+        if values is None:
+            return None
+        note: RenderedNote = _restore(RenderedNote, {"due": due, **dict(zip(_NOTE_FIELDS, values, strict=True))})
+        return note
+
+    def store(self, card: Card, note: RenderedNote) -> None:
+        known = self._keys.get(id(card))
+        if known is not None and known[0] is card:
+            self._cache.store_note(known[1], note)

@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
 from deckbuild.apkg.notetypes import NoteType
@@ -23,6 +24,9 @@ from deckbuild.notetypes.media import referenced, resolve
 from deckbuild.notetypes.sanitize import sanitize_html
 from deckbuild.sources import MAX_TEXT_CHARS
 from deckbuild.yamlload import LocatedMap
+
+if TYPE_CHECKING:
+    from deckbuild.render import RenderMemo
 
 CLOZE_SYNTAX = re.compile(r"\{\{c\d+(?:,\d+)*::")
 DECK_PART = re.compile(r"^[^\x00-\x1f\"]+$")
@@ -97,9 +101,15 @@ def check_deck(value: object, where: Location, card_id: str | None, problems: li
     return value
 
 
-def render_field(text: str, is_html: bool) -> str:
-    """One field's HTML: sanitized HTML, or Markdown (plain text stays itself, escaped, unwrapped)."""
-    from deckbuild.render import is_plain_text, markdown_html, memoized, plain
+def render_field(text: str, is_html: bool, memo: RenderMemo | None = None) -> str:
+    """One field's HTML: sanitized HTML, or Markdown (plain text stays itself, escaped, unwrapped).
+
+    `memo`: the build's renderings (render.RenderMemo), if any.
+    """
+    from deckbuild.render import RenderMemo, is_plain_text, plain
+
+    memo = memo if memo is not None else RenderMemo()
+    markdown_html, memoized = memo.markdown_html, memo.memoized
 
     if is_html:
         return sanitize_html(text)[0]
@@ -120,17 +130,17 @@ def render_field(text: str, is_html: bool) -> str:
     return as_text if rendered == f"<p>{plain(stripped)}</p>" else rendered
 
 
-def field_values(card: Card, notetype: NoteType) -> tuple[str, ...]:
+def field_values(card: Card, notetype: NoteType, memo: RenderMemo | None = None) -> tuple[str, ...]:
     """The note's field HTML in the note type's order (fields not given are empty)."""
     given = {name: (text, is_html) for name, text, is_html in card.note_fields}
-    return tuple(render_field(*given[name]) if name in given else "" for name in notetype.fields)
+    return tuple(render_field(*given[name], memo) if name in given else "" for name in notetype.fields)
 
 
-def render_declared(card: Card, notetype: NoteType, namespace: str, due: int) -> RenderedNote:
+def render_declared(card: Card, notetype: NoteType, namespace: str, due: int, memo: RenderMemo | None = None) -> RenderedNote:
     """A declared note type's card as a note: its own fields and tags only, its GUID (given or derived)."""
     from deckbuild.notes import content_hash
 
-    fields = field_values(card, notetype)
+    fields = field_values(card, notetype, memo)
     tags = tuple(sorted(set(card.tags)))
     return RenderedNote(
         card_id=card.id,

@@ -1,0 +1,116 @@
+"""Parse card files (and render their Markdown) in worker processes on a first build.
+
+YAML parsing and Markdown rendering are nearly all of a first build's time after the
+diagrams, and each card file is independent of the others, so the files a build must
+parse (the ones not in the cache) are spread over worker processes when there is enough
+of them to pay for the workers.  Each worker returns what sources._load_file returns for
+its file -- the same values a serial parse gives -- plus the field HTML of every text of
+its cards (RenderMemo entries: pure functions of the text), which the parent's
+rendering then finds in its memo.  Results come back in file order, so cards, problems
+and their order are those of a serial build: errors are still reported all at once, in
+source order.  A worker that fails for any reason (killed, out of memory) costs only
+speed: that file is parsed again in this process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from deckbuild.errors import Problem
+from deckbuild.model import Card
+
+# Fewer bytes to parse than this, or fewer files than MIN_FILES, are parsed in this
+# process: a forked worker costs a few tens of milliseconds before its first card, and a
+# file of this size takes about that long to parse and render.
+MIN_BYTES = 64 * 1024
+MIN_FILES = 2
+
+Job = tuple[Path, str, bytes | None]  # path, display path, bytes already read (or None)
+# cards, problems, renderings, card digests, the cache's encoding of the parse
+Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None]
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (what `--jobs` defaults to)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def worth_it(jobs: Sequence[Job], workers: int | None) -> int:
+    """How many workers to use for these files (1: parse them here)."""
+    wanted = default_jobs() if workers is None else max(1, workers)
+    size = sum(len(raw) if raw is not None else _size(path) for path, _display, raw in jobs)
+    if wanted < 2 or len(jobs) < MIN_FILES or size < MIN_BYTES:
+        return 1
+    return min(wanted, len(jobs))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
+    """One file's cards and problems -- and, for a build, its texts' renderings, its cards'
+    digests and the parse as the cache stores it: a worker's job."""
+    from deckbuild.incremental.cache import KeyLocations, card_digest, encode_parsed
+    from deckbuild.sources import _load_file
+
+    cards, problems = _load_file(path, display, raw)
+    digests = [card_digest(card) for card in cards] if prerender else None
+    encoded: str | None = None
+    if digests is not None:
+        try:
+            encoded = encode_parsed(cards, problems, digests)
+        except (TypeError, ValueError):
+            encoded = None  # the parent finds out again and does not cache it
+    rendered = prerender_texts(cards) if prerender else {}
+    # Sent back with their key locations as JSON text, decoded only if a problem needs one
+    # (a few hundred bytes a card instead of a dict of Location objects, in the parent).
+    cards = [dataclasses.replace(card, key_locations=KeyLocations.compact(card.key_locations)) for card in cards]
+    return cards, problems, rendered, digests, encoded
+
+
+def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
+    """Render every text notes.render_notes will ask the memo for (a miss only costs time)."""
+    from deckbuild import cloze
+    from deckbuild.render import RenderMemo
+
+    memo = RenderMemo()
+    for card in cards:
+        for text in (card.question, card.answer, card.details, card.context):
+            memo.markdown_html(text)
+        memo.markdown_html(card.question or card.context or card.id, inline=True)  # as a related card
+        if card.kind == "formula":
+            memo.memoized("formula", card.formula, cloze.to_anki_formula)
+        elif card.kind == "fact":
+            memo.memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, memo.markdown_html))
+    return memo.fresh
+
+
+def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> list[Parsed]:
+    """parse_here for every job, in worker processes; results in job order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # 'fork' on Linux: the workers start with deckbuild, YAML and Markdown already imported
+    # (a 'spawn'ed one would import them again); nothing here holds threads or locks a
+    # child could inherit half-taken.  Elsewhere fork is unsafe or missing: 'spawn'.
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    results: list[Parsed] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(parse_here, path, display, raw, prerender) for path, display, raw in jobs]
+        for (path, display, raw), future in zip(jobs, futures, strict=True):
+            try:
+                results.append(future.result())
+            except Exception:  # a lost worker: parse that file here, as a serial build would
+                results.append(parse_here(path, display, raw, prerender))
+    return results

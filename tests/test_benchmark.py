@@ -1,0 +1,37 @@
+"""benchmarks/run.py --quick runs end to end and prints its tables (a smoke test).
+
+No timing is asserted, ever: the numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quick_benchmark_prints_both_tables_with_identical_cold_builds() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--shipped", str(ROOT / "tests/projects/sample")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    first = lines[lines.index("") + 1 :]  # after the machine line: the main table, up to a blank line
+    first = first[: first.index("")]
+    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]] for line in first[2:]}
+    shipped, synthetic = rows["shipped deck"], rows["synthetic 300"]
+    assert shipped[0] == "7" and synthetic[0] == "300"  # cards
+    for cells in (shipped, synthetic):
+        assert cells[6].endswith("×") and cells[9].endswith("×")  # first build / genanki, edit / genanki
+        assert all(cell not in ("", "–") for cell in cells), cells
+    # The second table (the shipped deck's cold builds, every core against --jobs 1): same bytes.
+    cold = [line for line in lines if line.startswith("| shipped deck |")]
+    assert len(cold) == 2 and cold[1].rstrip(" |").endswith("yes"), cold
