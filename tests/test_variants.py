@@ -370,6 +370,9 @@ def test_push_of_a_variant_moves_only_its_own_cards(project: Path, tmp_path: Pat
         ("softmax-formula", "deckbuild Sample — Formulas", "Sample Formulas"),
     ]
     assert push()["moved"] == []  # the full deck's push leaves them in the variant's deck
+    status = _cli(project, "status", "--collection", str(collection), "--variant", "formulas", "--format", "json")
+    assert status.returncode == 0, status.stderr
+    assert (json.loads(status.stdout)["version"], json.loads(status.stdout)["missing"]) == ("1.0.0", [])
     col = new_collection(collection.parent)
     try:
         decks = {k: {col.decks.name(c.did) for c in n.cards()} for k, n in notes_by_card_id(col).items()}
