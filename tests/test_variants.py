@@ -23,6 +23,7 @@ from golden import snapshot
 
 from deckbuild.apkg.ids import card_guid
 from deckbuild.commands import build, check, release
+from deckbuild.release.diff import diff, load
 
 REPO = Path(__file__).parent.parent
 T0 = 1767225600  # 2026-01-01
@@ -424,6 +425,11 @@ def test_subdecks_declared_note_types_and_a_moved_note(tmp_path: Path, monkeypat
     assert (second.version, second.changes.summary()) == ("1.0.1", "0 added, 0 changed, 1 moved, 0 retired")
     changelog = (project / "CHANGELOG.md").read_text()
     assert "### Moved\n\n- Moved to Japanese Verbs::Verbs: `nomu` — 飲む\n\nA plain import does not move" in changelog
+    report = diff(load("1.0.0", project), load("1.0.1", project))
+    assert "notes: 0 added, 0 changed, 1 moved, 0 retired, 0 removed, 4 unchanged\n  ↦ nomu — 飲む (moved to Verbs:" in report
+    packages = [load(str(project / "dist" / f"japanese-verbs-{v}.apkg"), project) for v in ("1.0.0", "1.0.1")]
+    assert "1 moved, 0 retired, 0 removed, 4 unchanged" in diff(*packages)
+    assert "0 added, 0 changed, 0 retired, 0 removed, 5 unchanged" in diff(load("1.0.0", project), packages[0])
     done = _cli(project, "push", "--collection", str(collection), "--format", "json", epoch=T0 + 86400)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
