@@ -23,6 +23,7 @@ from golden import snapshot
 
 from deckbuild.apkg.ids import card_guid
 from deckbuild.commands import build, check, release
+from deckbuild.release.diff import diff, load
 
 REPO = Path(__file__).parent.parent
 T0 = 1767225600  # 2026-01-01
@@ -325,7 +326,7 @@ def test_push_moves_cards_to_the_new_deck_keeping_history(project: Path, tmp_pat
         col.close()
     deck = project / "deck.yaml"
     deck.write_text(deck.read_text().replace("name: deckbuild Sample", "name: Sample Deck"))
-    assert _cli(project, "build", "--allow-identity-change").returncode == 0
+    build(project, allow_identity_change=True, jobs=1)
 
     done = _cli(project, "push", "--collection", str(collection), "--format", "json", epoch=T0 + 86400)
 
@@ -360,16 +361,20 @@ def test_push_of_a_variant_moves_only_its_own_cards(project: Path, tmp_path: Pat
     deck = project / "deck.yaml"
     deck.write_text(deck.read_text().replace("name: deckbuild Sample — Formulas", "name: Sample Formulas"))
     # Renaming a variant splits learners' decks on a plain import: refused without the flag (E243).
-    refused = _cli(project, "build")
-    assert refused.returncode == 1
-    assert "deck.yaml:9:3: E243 variant 'formulas': deck name changed from 'deckbuild Sample — Formulas' to " in refused.stderr
-    assert _cli(project, "build", "--allow-identity-change").returncode == 0
+    refused = [p.format() for p in check(project)]
+    assert refused[0].startswith(
+        "deck.yaml:9:3: E243 variant 'formulas': deck name changed from 'deckbuild Sample — Formulas' to "
+    )
+    build(project, allow_identity_change=True, jobs=1)
     moved = push("--variant", "formulas")["moved"]
     assert sorted((m["id"], m["from"], m["to"]) for m in moved) == [
         ("dropout-fact", "deckbuild Sample — Formulas", "Sample Formulas"),
         ("softmax-formula", "deckbuild Sample — Formulas", "Sample Formulas"),
     ]
     assert push()["moved"] == []  # the full deck's push leaves them in the variant's deck
+    status = _cli(project, "status", "--collection", str(collection), "--variant", "formulas", "--format", "json")
+    assert status.returncode == 0, status.stderr
+    assert (json.loads(status.stdout)["version"], json.loads(status.stdout)["missing"]) == ("1.0.0", [])
     col = new_collection(collection.parent)
     try:
         decks = {k: {col.decks.name(c.did) for c in n.cards()} for k, n in notes_by_card_id(col).items()}
@@ -420,6 +425,11 @@ def test_subdecks_declared_note_types_and_a_moved_note(tmp_path: Path, monkeypat
     assert (second.version, second.changes.summary()) == ("1.0.1", "0 added, 0 changed, 1 moved, 0 retired")
     changelog = (project / "CHANGELOG.md").read_text()
     assert "### Moved\n\n- Moved to Japanese Verbs::Verbs: `nomu` — 飲む\n\nA plain import does not move" in changelog
+    report = diff(load("1.0.0", project), load("1.0.1", project))
+    assert "notes: 0 added, 0 changed, 1 moved, 0 retired, 0 removed, 4 unchanged\n  ↦ nomu — 飲む (moved to Verbs:" in report
+    packages = [load(str(project / "dist" / f"japanese-verbs-{v}.apkg"), project) for v in ("1.0.0", "1.0.1")]
+    assert "1 moved, 0 retired, 0 removed, 4 unchanged" in diff(*packages)
+    assert "0 added, 0 changed, 0 retired, 0 removed, 5 unchanged" in diff(load("1.0.0", project), packages[0])
     done = _cli(project, "push", "--collection", str(collection), "--format", "json", epoch=T0 + 86400)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

@@ -20,6 +20,7 @@ class DeckNote:
     fields: tuple[str, ...]
     field_names: tuple[str, ...]
     tags: tuple[str, ...]
+    deck: str = ""  # its subdeck under the deck's name ("" = the deck itself)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def load(spec: str, root: Path) -> Published:
     notes = {}
     for n in snap.notes.values():
         names = known[n.notetype].fields if n.notetype in known else tuple(f"field{i}" for i in range(len(n.fields)))
-        notes[n.guid] = DeckNote(n.card_id, n.front, n.fields, tuple(names), n.tags)
+        notes[n.guid] = DeckNote(n.card_id, n.front, n.fields, tuple(names), n.tags, n.deck)
     # Name note types as the package does, so a release and an .apkg compare like for like.
     from deckbuild.config import load_config
 
@@ -76,13 +77,18 @@ def _from_apkg(path: Path) -> Published:
             media = frozenset(json.loads(zf.read("media") or b"{}").values())
             conn = sqlite3.connect(Path(tmp) / "collection.anki2")
             try:
-                models = json.loads(conn.execute("select models from col").fetchone()[0])
+                models_json, decks_json = conn.execute("select models, decks from col").fetchone()
+                models = json.loads(models_json)
                 rows = conn.execute("select guid, mid, flds, tags from notes").fetchall()
+                card_decks = dict(
+                    conn.execute("select n.guid, c.did from cards c join notes n on n.id = c.nid order by c.ord desc").fetchall()
+                )
             finally:
                 conn.close()
     except (OSError, zipfile.BadZipFile, KeyError, sqlite3.Error, ValueError) as exc:
         raise LocatedError(Location(str(path)), "E504", f"cannot read the package: {exc}") from None
     notetypes = {m["name"]: (tuple(f["name"] for f in m["flds"]), tuple(t["name"] for t in m["tmpls"])) for m in models.values()}
+    subdecks = _subdecks(json.loads(decks_json), card_decks)
     by_id = {str(m["id"]): m for m in models.values()}
     notes = {}
     from deckbuild.model import RenderedNote
@@ -94,8 +100,19 @@ def _from_apkg(path: Path) -> Published:
         card_id = fields[names.index("CardId")] if "CardId" in names else guid
         kind = "cloze" if model.get("type") == 1 and "Context" in names else "qa"  # the built-in cloze type
         front = front_text(RenderedNote(card_id, guid, kind, fields, (), 0, ""))
-        notes[guid] = DeckNote(card_id, front, fields, names, tuple(tags.split()))
+        notes[guid] = DeckNote(card_id, front, fields, names, tuple(tags.split()), subdecks.get(guid, ""))
     return Published(path.name, notes, notetypes, media)
+
+
+def _subdecks(decks: dict[str, dict[str, object]], card_decks: dict[str, int]) -> dict[str, str]:
+    """Each note's deck under the package's own deck (its shortest deck name but Anki's Default), as releases record it."""
+    names = {int(did): str(d["name"]) for did, d in decks.items()}
+    top = min((name for did, name in names.items() if did != 1), key=len, default="")
+    out = {}
+    for guid, did in card_decks.items():
+        name = names.get(int(did), "")
+        out[guid] = name[len(top) + 2 :] if name.startswith(top + "::") else ""
+    return out
 
 
 def diff(old: Published, new: Published) -> str:
@@ -105,6 +122,7 @@ def diff(old: Published, new: Published) -> str:
     retired = []
     changed = []
     renamed = []
+    moved = []
     for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
         a, b = old.notes[guid], new.notes[guid]
         if RETIRED_TAG in b.tags and RETIRED_TAG not in a.tags:
@@ -113,21 +131,32 @@ def diff(old: Published, new: Published) -> str:
             # one GUID, a new id: the card kept its note (previous_ids); a package's note without
             # a CardId field (a declared note type) is known by its GUID only
             renamed.append((a, b))
-        elif a.fields != b.fields or a.tags != b.tags:
+        elif a.fields != b.fields or a.tags != b.tags or a.deck != b.deck:
+            if a.deck != b.deck:
+                moved.append(b)
+            if a.fields == b.fields and a.tags == b.tags:
+                continue
             names = [name for name, x, y in zip(b.field_names, a.fields, b.fields, strict=False) if x != y]
             if set(a.tags) != set(b.tags):
                 names.append("tags")
             changed.append((b, names))
-    unchanged = len(set(old.notes) & set(new.notes)) - len(changed) - len(retired) - len(renamed)
+    only_moved = [n for n in moved if all(n is not c for c, _names in changed)]
+    unchanged = len(set(old.notes) & set(new.notes)) - len(changed) - len(retired) - len(renamed) - len(only_moved)
     renames = f", {len(renamed)} renamed" if renamed else ""
+    moves = f", {len(moved)} moved" if moved else ""
     lines = [
         f"{old.label} -> {new.label}",
-        f"notes: {len(added)} added, {len(changed)} changed{renames}, {len(retired)} retired, {len(removed)} removed,"
+        f"notes: {len(added)} added, {len(changed)} changed{renames}{moves}, {len(retired)} retired, {len(removed)} removed,"
         f" {unchanged} unchanged",
     ]
     lines += [f"  + {n.card_id} — {n.front}" for n in added]
     lines += [f"  ~ {n.card_id} — {n.front} ({', '.join(names)})" for n, names in changed]
     lines += [f"  > {a.card_id} -> {b.card_id} — {b.front} (renamed: same note, history kept)" for a, b in renamed]
+    lines += [
+        f"  ↦ {n.card_id} — {n.front} (moved to {n.deck or 'the deck itself'}: a plain import leaves existing cards"
+        " where they are; `deckbuild push` moves them)"
+        for n in moved
+    ]
     lines += [f"  x {n.card_id} — {n.front} (retired)" for n in retired]
     lines += [f"  - {n.card_id} — {n.front} (no longer shipped; Anki keeps it)" for n in removed]
     type_lines = []

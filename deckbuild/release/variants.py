@@ -22,7 +22,7 @@ from deckbuild.layout import CONFIG_FILE, RELEASES_DIR
 from deckbuild.release.versioning import Changes, Snapshot
 
 if TYPE_CHECKING:
-    from deckbuild.model import RenderedNote, Variant
+    from deckbuild.model import DeckConfig, RenderedNote, Variant
     from deckbuild.release.record import Clock
     from deckbuild.variants import Source
 
@@ -174,13 +174,15 @@ def _renamed_notice(old: str, new: str) -> str:
     )
 
 
-def require_variant(config: Any, key: str) -> Variant:
+def require_variant(config: DeckConfig, key: str) -> Variant:
     """The variant named `key`, or E238 naming the ones deck.yaml defines."""
     variant = config.variant(key)
     if variant is None:
-        known = ", ".join(v.key for v in config.variants) or "none: deck.yaml has no 'variants'"
+        if not config.variants:
+            raise LocatedError(Location(CONFIG_FILE), "E238", f"unknown variant '{key}': {CONFIG_FILE} has no `variants:`")
+        known = ", ".join(v.key for v in config.variants)
         raise LocatedError(Location(CONFIG_FILE), "E238", f"unknown variant '{key}'; expected one of {known}")
-    return variant  # type: ignore[no-any-return]
+    return variant
 
 
 def _changes(previous: Snapshot | None, current: Mapping[str, Any], schemas: Mapping[str, Any], key: str) -> Changes:
