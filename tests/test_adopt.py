@@ -274,6 +274,13 @@ def test_members_escaping_the_folder_are_refused(packages: dict[str, Path], tmp_
     assert not (tmp_path / "evil.txt").exists()
 
 
+def test_a_member_given_twice_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    source = _zip(tmp_path / "twice.apkg", _legacy_members(packages))
+    with zipfile.ZipFile(source, "a") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr(zipfile.ZipInfo("collection.anki21"), b"SQLite format 3\x00" + bytes(100))
+    _refused(source, tmp_path, "E252", "member 'collection.anki21' is in the package twice")
+
+
 def test_a_zip_bomb_is_refused_by_its_compression_ratio(packages: dict[str, Path], tmp_path: Path) -> None:
     bomb = {**_legacy_members(packages), "1": bytes(40 << 20)}
     _refused(_zip(tmp_path / "bomb.apkg", bomb), tmp_path, "E253", "member '1' unpacks to", "a zip bomb")
