@@ -92,14 +92,14 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     return col
 
 
-def export(col: Any, path: Path, *, legacy: bool, with_media: bool = True) -> Path:
+def export(col: Any, path: Path, *, legacy: bool, with_media: bool = True, deck: str = "Lang") -> Path:
     from anki.collection import ExportAnkiPackageOptions
     from anki.import_export_pb2 import ExportLimit
 
     col.export_anki_package(
         out_path=str(path),
         options=ExportAnkiPackageOptions(with_scheduling=True, with_media=with_media, legacy=legacy),
-        limit=ExportLimit(deck_id=col.decks.id_for_name("Lang")),
+        limit=ExportLimit(deck_id=col.decks.id_for_name(deck)),
     )
     return path
 
@@ -576,3 +576,36 @@ def test_a_bare_ampersand_is_written_so_the_build_keeps_it(text: str) -> None:
     assert html.unescape(written) == html.unescape(text)  # what a browser shows is unchanged
     if "&copy " not in text:  # the sanitizer writes the legacy `&copy` as `&copy;` (shown alike)
         assert sanitize_html(written)[0] == written  # and the build keeps every character
+
+
+def test_the_shipped_deck_round_trips_through_anki_and_adopt(shipped_project: Path, tmp_path: Path) -> None:
+    """The repo's own deck (MathJax, figures, clozes), imported and reviewed in Anki, exported by Anki, adopted."""
+    from anki.collection import Collection
+    from ankiutil import answer_all, import_package, new_collection
+
+    from deckbuild.plan import plan
+
+    package = plan(shipped_project, "check").package
+    assert package is not None
+    col = new_collection(tmp_path / "anki")
+    try:
+        import_package(col, package)
+        answer_all(col)
+        name = next(d.name for d in col.decks.all_names_and_ids() if d.name != "Default")
+        source = export(col, tmp_path / "shipped.apkg", legacy=False, deck=name)
+        reviews = col.db.scalar("select count() from revlog")
+        notes = len(col.find_notes(""))
+    finally:
+        col.close()
+    result = deckbuild("adopt", str(source), str(tmp_path / "adopted"))
+    assert result.returncode == 0, result.stderr
+    assert f"{notes} notes, 2 note types" in result.stdout
+    build = deckbuild("build", "-C", str(tmp_path / "adopted"))
+    assert build.returncode == 0, build.stderr
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        log = import_package(col, next((tmp_path / "adopted" / "dist").glob("*.apkg")))
+        assert (len(log.new), len(log.updated), len(log.conflicting), len(log.duplicate)) == (0, 0, 0, notes)
+        assert col.db.scalar("select count() from revlog") == reviews > 0
+    finally:
+        col.close()
