@@ -95,6 +95,8 @@ def _checked_copy(path: Path, clean: Path, where: Location) -> None:
                     if total > MAX_TOTAL_BYTES:
                         raise LocatedError(where, "E253", f"the package unpacks to more than {_size(MAX_TOTAL_BYTES)}; refused")
                 if "media" in names:
+                    if archive.getinfo("media").file_size > MAX_MEDIA_MAP:
+                        raise LocatedError(where, "E253", f"the package's media list is larger than {_size(MAX_MEDIA_MAP)}")
                     _check_media_map(archive.read("media"), where)
         except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
             raise LocatedError(where, "E251", f"the package is damaged and cannot be unpacked: {exc}") from None
