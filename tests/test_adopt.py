@@ -2,6 +2,10 @@
 
 The source collection is made with the real Anki backend (note types of every shape,
 subdecks, tags, an image, reviewed cards) and exported with Anki's own exporter.
+Issue 16's acceptance 1 is test_round_trip_into_the_original_collection (legacy and
+current packages) and, on the repo's own deck, test_the_shipped_deck_round_trips...;
+acceptance 4 is every test that goes through `_refused` (DIR's parent hashed before and
+after, the temp folder left empty) and test_script_and_remote_loads_are_kept_as_html...
 """
 
 from __future__ import annotations
