@@ -380,7 +380,13 @@ def crowdanki_folder(folder: Path) -> Path:
                 "css": ".card {}",
                 "flds": [{"name": "Country", "ord": 0}, {"name": "Capital", "ord": 1}, {"name": "Map", "ord": 2}],
                 "tmpls": [{"name": "Card 1", "qfmt": "{{Country}}", "afmt": "{{FrontSide}}<hr>{{Capital}}{{Map}}"}],
-            }
+            },
+            {  # no note uses it (and its front shows no field, which deckbuild would refuse)
+                "crowdanki_uuid": "m-unused",
+                "name": "Unused",
+                "flds": [{"name": "A"}],
+                "tmpls": [{"name": "Card 1", "qfmt": "static", "afmt": "static"}],
+            },
         ],
         "notes": [
             {
@@ -420,6 +426,7 @@ def test_adopt_a_crowdanki_folder(tmp_path: Path) -> None:
     result, project = adopt_into(source, tmp_path)
     assert result.returncode == 0, result.stderr
     assert yaml.safe_load((project / "deck.yaml").read_text())["name"] == "Geo"
+    assert [p.name for p in (project / "notetypes").iterdir()] == ["country"]  # only the note types notes use
     assert _cards(project / "cards/main.yaml")[0]["guid"] == "g-france"
     asia = yaml.safe_load((project / "cards/asia.yaml").read_text())
     assert asia["deck"] == "Asia" and asia["cards"][0]["fields"]["Map"] == {"html": '<img src="japan.png">'}
