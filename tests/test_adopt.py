@@ -433,6 +433,15 @@ def test_adopt_a_crowdanki_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in (project / "media").iterdir()) == ["japan.png"]
 
 
+def test_a_deck_the_build_would_refuse_is_refused_whole(tmp_path: Path) -> None:
+    source = crowdanki_folder(tmp_path / "Geo")
+    deck = json.loads((source / "deck.json").read_text())
+    deck["note_models"][0]["tmpls"][0]["afmt"] = "{{FrontSide}}<hr>{{Capitl}}"  # a field that does not exist
+    (source / "deck.json").write_text(json.dumps(deck))
+    stderr = _refused(source, tmp_path, "E262", "the adopted project does not build, so nothing was written")
+    assert "notetypes/country/card-1-back.html" in stderr and "Capitl" in stderr
+
+
 def test_broken_crowdanki_folders_are_refused(tmp_path: Path) -> None:
     source = crowdanki_folder(tmp_path / "Geo")
     (source / "deck.json").write_text('{"name": "Geo", "notes": [')
