@@ -336,3 +336,71 @@ def test_a_released_note_type_cannot_leave_the_project(declared: Path) -> None:
     with pytest.raises(DeckbuildError) as refused:
         build(declared)
     assert [(p.code, str(p.location)) for p in refused.value.problems()] == [("E224", "notetypes/absent")]
+
+
+def test_a_card_keeps_the_guid_it_shipped_with(declared: Path) -> None:
+    build(declared)
+    verbs = declared / "cards" / "verbs.yaml"
+    verbs.write_text(verbs.read_text("utf-8").replace('guid: "f:V|x3#1q"', 'guid: "f:V|x3#1z"'), "utf-8")
+    found = [(p.code, str(p.location), p.message) for p in check(declared) if p.severity == "error"]
+    assert found == [
+        (
+            "E225",
+            "cards/verbs.yaml:19:11",
+            "card 'miru' shipped as the note with GUID 'f:V|x3#1q' and would now be 'f:V|x3#1z': Anki would add a new "
+            "note and leave the learner's note, and its history, behind; keep guid: 'f:V|x3#1q'",
+        )
+    ]
+
+
+def test_built_in_cards_go_to_subdecks_per_file_and_per_card(sample: Path, collection: Any) -> None:
+    formulas = sample / "cards" / "formulas.yaml"
+    body = formulas.read_text("utf-8")
+    formulas.write_text("deck: Math\ncards:\n" + "".join(f"  {line}\n" for line in body.splitlines()), "utf-8")
+    extra = sample / "cards" / "extra.yaml"
+    extra.write_text(
+        extra.read_text("utf-8").replace("- id: twin-question\n", "- id: twin-question\n  deck: Math::Norms\n"), "utf-8"
+    )
+    import_package(collection, build(sample).path)
+    decks = {}
+    for nid in collection.find_notes(""):
+        note = collection.get_note(nid)
+        decks[note["CardId"]] = {collection.decks.name(card.did) for card in note.cards()}
+    assert decks["softmax-formula"] == {"deckbuild Sample::Math"}
+    assert decks["twin-question"] == {"deckbuild Sample::Math::Norms"}
+    assert decks["escaping"] == {"deckbuild Sample"}
+
+
+def test_problems_in_notetype_yaml_are_located(declared: Path) -> None:
+    folder = declared / "notetypes" / "broken"
+    folder.mkdir()
+    (folder / "front.html").write_text("{{cloze:Text}}\n", "utf-8")
+    (folder / "empty.html").write_text("<p>no field</p>\n", "utf-8")
+    (folder / "notetype.yaml").write_text(
+        "\n".join(
+            [
+                "name: Broken",
+                "colour: red",
+                "fields: [Text, 'Bad:Name', Text]",
+                "templates:",
+                "  - {name: One, front: front.html, back: ../vocab/back.html}",
+                "  - {name: Two, front: empty.html, back: missing.html}",
+                "  - {name: One, front: front.html, back: front.html}",
+                "id: -4",
+                "",
+            ]
+        ),
+        "utf-8",
+    )
+    found = [(p.code, str(p.location)) for p in check(declared) if p.severity == "error"]
+    assert found == [
+        ("E209", "notetypes/broken/empty.html:1:1"),
+        ("E208", "notetypes/broken/front.html:1:1"),
+        ("E201", "notetypes/broken/notetype.yaml:2:1"),
+        ("E205", "notetypes/broken/notetype.yaml:3:16"),
+        ("E205", "notetypes/broken/notetype.yaml:3:28"),
+        ("E204", "notetypes/broken/notetype.yaml:5:42"),
+        ("E204", "notetypes/broken/notetype.yaml:6:42"),
+        ("E205", "notetypes/broken/notetype.yaml:7:12"),
+        ("E210", "notetypes/broken/notetype.yaml:8:5"),
+    ]

@@ -22,12 +22,12 @@ from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.load import KEY_PATTERN, NOTETYPE_FILE
 from deckbuild.notetypes.media import referenced, resolve
 from deckbuild.notetypes.sanitize import sanitize_html
+from deckbuild.sources import MAX_TEXT_CHARS
 from deckbuild.yamlload import LocatedMap
 
 if TYPE_CHECKING:
     from deckbuild.render import RenderMemo
 
-MAX_TEXT_CHARS = 20_000
 CLOZE_SYNTAX = re.compile(r"\{\{c\d+(?:,\d+)*::")
 DECK_PART = re.compile(r"^[^\x00-\x1f\"]+$")
 GUID_PATTERN = re.compile(r"^[!-~]{1,64}$")  # printable ASCII without spaces: what Anki and genanki write
@@ -249,6 +249,8 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                     )
                 continue
             checks = cloze.validate_fact(text) if found else (cloze.math_problems(text) if "\\" in text else [])
+            if len(cloze_fields) > 1:  # c1..cN may be spread over several cloze fields
+                checks = [issue for issue in checks if issue.code != "E403"]
             for issue in checks:
                 problems.append(
                     Problem(
@@ -259,7 +261,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                 )
         if len(problems) > before:
             continue
-        values = field_values(card, notetype)
+        values = _probe_values(card, notetype)
         ords = tpl.card_ords(notetype.fields, values, fronts[card.notetype], notetype.is_cloze)
         if not ords and notetype.is_cloze:
             problems.append(
@@ -279,14 +281,37 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                     f"these fields; fill a field its front shows ({', '.join(_front_fields(fronts[card.notetype], notetype))})",
                 )
             )
-        for name, value in zip(notetype.fields, values, strict=True):
-            for media_name in referenced(value):
+        given = {name: (text, is_html) for name, text, is_html in card.note_fields}
+        for name, (text, is_html) in given.items():
+            if not is_html and "[sound:" not in text:
+                continue  # Markdown shows no other media (raw HTML and images never pass it)
+            for media_name in referenced(render_field(text, is_html)):
                 _media, why = resolve(root, media_name)
                 if why:
                     problems.append(
                         Problem(card.where(f"fields.{name}"), "E219", f"card '{card.id}': field '{name}': media {why}")
                     )
     return problems
+
+
+def _probe_values(card: Card, notetype: NoteType) -> tuple[str, ...]:
+    """Field values that decide the note's cards as its rendered fields do, without rendering Markdown.
+
+    Markdown text that is not blank always renders to something Anki counts as content, and
+    keeps its deletions' numbers; HTML is what the build ships (sanitized).  Rendering every
+    field here would keep its Markdown out of the build's cache (the render stage stores it).
+    """
+    given = {name: (text, is_html) for name, text, is_html in card.note_fields}
+    out = []
+    for name in notetype.fields:
+        text, is_html = given.get(name, ("", False))
+        if is_html:
+            out.append(sanitize_html(text)[0])
+        elif notetype.is_cloze:
+            out.append(text)
+        else:
+            out.append("x" if text.strip() else "")
+    return tuple(out)
 
 
 def _front_fields(fronts: Sequence[Sequence[tpl.Node]], notetype: NoteType) -> list[str]:

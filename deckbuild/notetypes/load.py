@@ -231,13 +231,12 @@ def _templates(
         names.add(name)
         front = _file_text(root, folder, item, "front", problems)
         back = _file_text(root, folder, item, "back", problems)
-        if front is None or back is None:
-            continue
-        front_where = _rel(root, folder / item["front"])
-        back_where = _rel(root, folder / item["back"])
-        _check_template(front, front_where, fields, is_cloze, problems, front=True)
-        _check_template(back, back_where, fields, is_cloze, problems, front=False)
-        out.append((name, front, back))
+        if front is not None:
+            _check_template(front, _rel(root, folder / item["front"]), fields, is_cloze, problems, front=True)
+        if back is not None:
+            _check_template(back, _rel(root, folder / item["back"]), fields, is_cloze, problems, front=False)
+        if front is not None and back is not None:
+            out.append((name, front, back))
     return out
 
 

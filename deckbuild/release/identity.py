@@ -117,6 +117,7 @@ def check_identity(
     problems = _check_deck(root, config, past, allow_change, releasing)
     problems += _check_previous_ids(cards)
     problems += _check_moved(config, cards, past)
+    problems += _check_kept_guids(config, cards, past)
     problems += _check_kinds(cards, past)
     problems += _looks_renamed(cards, past)
     return problems
@@ -247,6 +248,28 @@ def _check_moved(config: DeckConfig, cards: Sequence[Card], past: Known) -> list
                     "E126",
                     f"card '{card.id}' already shipped as a note of its own; previous_ids [{', '.join(card.previous_ids)}] "
                     "would move it onto another note and strand its own (and its history): remove previous_ids",
+                )
+            )
+    return problems
+
+
+def _check_kept_guids(config: DeckConfig, cards: Sequence[Card], past: Known) -> list[Problem]:
+    """A card keeps the GUID it shipped with: a `guid:` edited or removed would make a new note (E225)."""
+    from deckbuild.apkg.ids import card_guid
+
+    problems = []
+    for card in cards:
+        shipped = past.built_guids.get(card.id) or past.released_guids.get(card.id)
+        if shipped is None or card.previous_ids or past.namespace not in (None, config.namespace):
+            continue  # new, renamed (previous_ids: E126), or a new namespace (E170)
+        now = card.guid or card_guid(config.namespace, card.id)
+        if now != shipped:
+            problems.append(
+                Problem(
+                    card.where("guid") if card.guid else card.where("id"),
+                    "E225",
+                    f"card '{card.id}' shipped as the note with GUID {shipped!r} and would now be {now!r}: Anki would "
+                    f"add a new note and leave the learner's note, and its history, behind; keep guid: {shipped!r}",
                 )
             )
     return problems
