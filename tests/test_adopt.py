@@ -2,6 +2,10 @@
 
 The source collection is made with the real Anki backend (note types of every shape,
 subdecks, tags, an image, reviewed cards) and exported with Anki's own exporter.
+Issue 16's acceptance 1 is test_round_trip_into_the_original_collection (legacy and
+current packages) and, on the repo's own deck, test_the_shipped_deck_round_trips...;
+acceptance 4 is every test that goes through `_refused` (DIR's parent hashed before and
+after, the temp folder left empty) and test_script_and_remote_loads_are_kept_as_html...
 """
 
 from __future__ import annotations
@@ -92,14 +96,14 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     return col
 
 
-def export(col: Any, path: Path, *, legacy: bool, with_media: bool = True) -> Path:
+def export(col: Any, path: Path, *, legacy: bool, with_media: bool = True, deck: str = "Lang") -> Path:
     from anki.collection import ExportAnkiPackageOptions
     from anki.import_export_pb2 import ExportLimit
 
     col.export_anki_package(
         out_path=str(path),
         options=ExportAnkiPackageOptions(with_scheduling=True, with_media=with_media, legacy=legacy),
-        limit=ExportLimit(deck_id=col.decks.id_for_name("Lang")),
+        limit=ExportLimit(deck_id=col.decks.id_for_name(deck)),
     )
     return path
 
@@ -274,6 +278,13 @@ def test_members_escaping_the_folder_are_refused(packages: dict[str, Path], tmp_
     assert not (tmp_path / "evil.txt").exists()
 
 
+def test_a_member_given_twice_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    source = _zip(tmp_path / "twice.apkg", _legacy_members(packages))
+    with zipfile.ZipFile(source, "a") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr(zipfile.ZipInfo("collection.anki21"), b"SQLite format 3\x00" + bytes(100))
+    _refused(source, tmp_path, "E252", "member 'collection.anki21' is in the package twice")
+
+
 def test_a_zip_bomb_is_refused_by_its_compression_ratio(packages: dict[str, Path], tmp_path: Path) -> None:
     bomb = {**_legacy_members(packages), "1": bytes(40 << 20)}
     _refused(_zip(tmp_path / "bomb.apkg", bomb), tmp_path, "E253", "member '1' unpacks to", "a zip bomb")
@@ -369,7 +380,13 @@ def crowdanki_folder(folder: Path) -> Path:
                 "css": ".card {}",
                 "flds": [{"name": "Country", "ord": 0}, {"name": "Capital", "ord": 1}, {"name": "Map", "ord": 2}],
                 "tmpls": [{"name": "Card 1", "qfmt": "{{Country}}", "afmt": "{{FrontSide}}<hr>{{Capital}}{{Map}}"}],
-            }
+            },
+            {  # no note uses it (and its front shows no field, which deckbuild would refuse)
+                "crowdanki_uuid": "m-unused",
+                "name": "Unused",
+                "flds": [{"name": "A"}],
+                "tmpls": [{"name": "Card 1", "qfmt": "static", "afmt": "static"}],
+            },
         ],
         "notes": [
             {
@@ -409,10 +426,20 @@ def test_adopt_a_crowdanki_folder(tmp_path: Path) -> None:
     result, project = adopt_into(source, tmp_path)
     assert result.returncode == 0, result.stderr
     assert yaml.safe_load((project / "deck.yaml").read_text())["name"] == "Geo"
+    assert [p.name for p in (project / "notetypes").iterdir()] == ["country"]  # only the note types notes use
     assert _cards(project / "cards/main.yaml")[0]["guid"] == "g-france"
     asia = yaml.safe_load((project / "cards/asia.yaml").read_text())
     assert asia["deck"] == "Asia" and asia["cards"][0]["fields"]["Map"] == {"html": '<img src="japan.png">'}
     assert sorted(p.name for p in (project / "media").iterdir()) == ["japan.png"]
+
+
+def test_a_deck_the_build_would_refuse_is_refused_whole(tmp_path: Path) -> None:
+    source = crowdanki_folder(tmp_path / "Geo")
+    deck = json.loads((source / "deck.json").read_text())
+    deck["note_models"][0]["tmpls"][0]["afmt"] = "{{FrontSide}}<hr>{{Capitl}}"  # a field that does not exist
+    (source / "deck.json").write_text(json.dumps(deck))
+    stderr = _refused(source, tmp_path, "E262", "the adopted project does not build, so nothing was written")
+    assert "notetypes/country/card-1-back.html" in stderr and "Capitl" in stderr
 
 
 def test_broken_crowdanki_folders_are_refused(tmp_path: Path) -> None:
@@ -569,3 +596,36 @@ def test_a_bare_ampersand_is_written_so_the_build_keeps_it(text: str) -> None:
     assert html.unescape(written) == html.unescape(text)  # what a browser shows is unchanged
     if "&copy " not in text:  # the sanitizer writes the legacy `&copy` as `&copy;` (shown alike)
         assert sanitize_html(written)[0] == written  # and the build keeps every character
+
+
+def test_the_shipped_deck_round_trips_through_anki_and_adopt(shipped_project: Path, tmp_path: Path) -> None:
+    """The repo's own deck (MathJax, figures, clozes), imported and reviewed in Anki, exported by Anki, adopted."""
+    from anki.collection import Collection
+    from ankiutil import answer_all, import_package, new_collection
+
+    from deckbuild.plan import plan
+
+    package = plan(shipped_project, "check").package
+    assert package is not None
+    col = new_collection(tmp_path / "anki")
+    try:
+        import_package(col, package)
+        answer_all(col)
+        name = next(d.name for d in col.decks.all_names_and_ids() if d.name != "Default")
+        source = export(col, tmp_path / "shipped.apkg", legacy=False, deck=name)
+        reviews = col.db.scalar("select count() from revlog")
+        notes = len(col.find_notes(""))
+    finally:
+        col.close()
+    result = deckbuild("adopt", str(source), str(tmp_path / "adopted"))
+    assert result.returncode == 0, result.stderr
+    assert f"{notes} notes, 2 note types" in result.stdout
+    build = deckbuild("build", "-C", str(tmp_path / "adopted"))
+    assert build.returncode == 0, build.stderr
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        log = import_package(col, next((tmp_path / "adopted" / "dist").glob("*.apkg")))
+        assert (len(log.new), len(log.updated), len(log.conflicting), len(log.duplicate)) == (0, 0, 0, notes)
+        assert col.db.scalar("select count() from revlog") == reviews > 0
+    finally:
+        col.close()

@@ -78,7 +78,7 @@ def finish(deck: SourceDeck, target: Path) -> Adopted:
         notes = {key: dataclasses.replace(stamp, mod=_mod(mods.get(key))) for key, stamp in record.notes.items()}
         # The built-in note types no adopted note uses get a fixed old mod too, so the same
         # source always gives the same project (the build's clock would stamp them "now").
-        type_mods = {adopted.notetype_keys[nt.key]: nt.mod for nt in deck.notetypes}
+        type_mods = {adopted.notetype_keys[nt.key]: nt.mod for nt in deck.notetypes if nt.key in adopted.notetype_keys}
         notetypes = {key: Stamp(stamp.hash, _mod(type_mods.get(key))) for key, stamp in record.notetypes.items()}
         changed = 0
         for card in adopted.cards:

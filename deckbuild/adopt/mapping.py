@@ -89,7 +89,6 @@ def map_deck(
     where = Location(deck.source)
     warnings: list[Problem] = []
     deck_name = _common_deck(deck.notes)
-    keys = _notetype_keys(deck.notetypes)
     files: dict[str, bytes] = {}
     files[CONFIG_FILE] = _dump(
         {
@@ -100,8 +99,6 @@ def map_deck(
         }
     )
     by_key = {nt.key: nt for nt in deck.notetypes}
-    for notetype in deck.notetypes:
-        files.update(_notetype_files(keys[notetype.key], notetype))
     used_ids: set[str] = set()
     by_file: dict[str, list[tuple[str, dict[str, Any], list[str]]]] = {}
     subdecks: dict[str, str] = {}
@@ -110,6 +107,7 @@ def map_deck(
     ampersands = 0
     shapes = {nt.key: _shape(nt) for nt in deck.notetypes}
     literal_clozes = 0
+    kept: list[tuple[SourceNote, list[str]]] = []
     for note in deck.notes:
         notetype = by_key[note.notetype]
         fronts, cloze_shown = shapes[notetype.key]
@@ -133,6 +131,15 @@ def map_deck(
                 )
             )
             continue
+        kept.append((note, values_html))
+    # Only the note types the kept notes use become part of the project.
+    used = {note.notetype for note, _values in kept}
+    keys = _notetype_keys([nt for nt in deck.notetypes if nt.key in used])
+    for notetype in deck.notetypes:
+        if notetype.key in used:
+            files.update(_notetype_files(keys[notetype.key], notetype))
+    for note, values_html in kept:
+        notetype = by_key[note.notetype]
         card_id = _card_id(note, used_ids)
         relative = _relative_deck(note.deck, deck_name)
         file = _card_file(relative, subdecks)

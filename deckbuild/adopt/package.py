@@ -58,7 +58,15 @@ def _checked_copy(path: Path, clean: Path, where: Location) -> None:
         if len(members) > MAX_MEMBERS:
             raise LocatedError(where, "E253", f"the package holds {len(members)} files; at most {MAX_MEMBERS} are read")
         declared = 0
+        seen: set[str] = set()
         for info in members:
+            # Two members of one name: readers disagree on which one counts (Python's takes
+            # the last, others the first), so what was checked might not be what is read.
+            if info.filename in seen:
+                raise LocatedError(
+                    where, "E252", f"member {info.filename!r} is in the package twice; refused, nothing was written"
+                )
+            seen.add(info.filename)
             why = unsafe_member_name(info.filename)
             if why is not None:
                 raise LocatedError(
@@ -87,6 +95,8 @@ def _checked_copy(path: Path, clean: Path, where: Location) -> None:
                     if total > MAX_TOTAL_BYTES:
                         raise LocatedError(where, "E253", f"the package unpacks to more than {_size(MAX_TOTAL_BYTES)}; refused")
                 if "media" in names:
+                    if archive.getinfo("media").file_size > MAX_MEDIA_MAP:
+                        raise LocatedError(where, "E253", f"the package's media list is larger than {_size(MAX_MEDIA_MAP)}")
                     _check_media_map(archive.read("media"), where)
         except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
             raise LocatedError(where, "E251", f"the package is damaged and cannot be unpacked: {exc}") from None
