@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import sqlite3
@@ -154,8 +155,8 @@ def edit_one_card(root: Path) -> None:
     marker = "  answer: |\n"
     if marker in text:
         text = text.replace(marker, marker + "    - An edited first point.\n", 1)
-    else:  # shipped decks may write answers on one line
-        text = text.replace("  answer: ", "  answer: Edited. ", 1)
+    else:  # shipped decks write answers on one line, plain or quoted: the edit goes inside the quotes
+        text = re.sub(r"(?m)^(  answer: )(['\"]?)", lambda m: m.group(1) + m.group(2) + "Edited. ", text, count=1)
     path.write_text(text, encoding="utf-8")
 
 
