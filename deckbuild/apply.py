@@ -33,6 +33,8 @@ def apply(plan: Plan) -> Applied:
     from deckbuild.incremental import uptodate
 
     root = plan.root
+    if plan.goal == "import":
+        root.mkdir(parents=True, exist_ok=True)  # an import may start a project in a new folder
     with project_lock(root):
         _refuse_changed_since_planned(plan)
         # A kill from here on must make the next build a real one.
@@ -49,13 +51,16 @@ def apply(plan: Plan) -> Applied:
                 writes.commit()
         except OSError as exc:
             raise _cannot_write(plan, output.place, exc) from None
-        if plan.goal == "build" and plan.summary is not None:
+        if plan.goal == "build" and plan.summary is not None and plan.only_variant is None:
             # A release changes deck.yaml itself, so only a build's fingerprint describes what it wrote.
             from deckbuild.layout import RECORD_FILE
 
             summary = plan.summary
             counts = {"notes": summary.notes, "cards": summary.cards, "media": summary.media}
-            uptodate.save_state(root, plan.inputs, summary.package, RECORD_FILE, counts, warnings=len(plan.problems))
+            variants = [path for path, _notes in plan.variants]
+            uptodate.save_state(
+                root, plan.inputs, summary.package, RECORD_FILE, counts, warnings=len(plan.problems), also=variants
+            )
     return Applied(tuple(staged))
 
 

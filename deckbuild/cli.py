@@ -108,13 +108,19 @@ def main() -> None:
     help="Worker processes for parsing card files and drawing diagrams [default: the number of cores]; 1 parses in this process and draws in one worker.",
 )
 @IDENTITY_OPTION
+@click.option(
+    "--variant", metavar="KEY", help="Write only this variant's package (deck.yaml's `variants:`), not the full deck's."
+)
 @handles_errors
-def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool, jobs: int | None) -> None:
-    """Validate the sources and write dist/<deck-slug>-<version>.apkg.
+def build(
+    project: Path, strict: bool, quiet: bool, force: bool, allow_identity_change: bool, jobs: int | None, variant: str | None
+) -> None:
+    """Validate the sources and write dist/<deck-slug>-<version>.apkg and each variant's package.
 
-    Nothing is written unless every source is valid; the package and the build record
+    Nothing is written unless every source is valid; the packages and the build record
     (deckbuild.lock, commit it) are replaced atomically, so a failed or interrupted
     build leaves the previous ones intact.  Same sources and record give the same bytes.
+    A variant (deck.yaml's `variants:`) is written as dist/<deck-slug>-<key>-<its version>.apkg.
     """
     from deckbuild.commands import build as run_build
 
@@ -124,7 +130,13 @@ def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_
     # This process is short-lived, so collect far less often.
     gc.set_threshold(100_000, 50, 1000)
     result = run_build(
-        project, force=force, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs, progress=_progress(quiet)
+        project,
+        force=force,
+        strict=strict,
+        allow_identity_change=allow_identity_change,
+        jobs=jobs,
+        progress=_progress(quiet),
+        variant=variant,
     )
     if not quiet:
         state = "wrote" if result.written else "up to date:"
@@ -133,6 +145,8 @@ def build(project: Path, strict: bool, quiet: bool, force: bool, allow_identity_
             f"{state} {_relative(result.path)}: {result.notes} notes, {result.cards} cards, {result.media} media files"
             f" ({changed} since the last build)"
         )
+        for path, notes in result.variants if variant is None else ():
+            click.echo(f"  variant {_relative(path)}: {notes} notes")
 
 
 @main.command()
@@ -195,6 +209,29 @@ def new(directory: Path, name: str | None) -> None:
     click.echo(f"next: cd {_relative(directory)} && deckbuild check && deckbuild build   (then import dist/*.apkg in Anki)")
 
 
+@main.command()
+@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("directory", type=click.Path(path_type=Path))
+@handles_errors
+def adopt(source: Path, directory: Path) -> None:
+    """Turn an existing deck (SOURCE: an .apkg, or a CrowdAnki export folder) into a project in DIRECTORY.
+
+    Its note types become declared note types (ids kept), its notes cards with their
+    GUIDs kept, one card file per subdeck, with its tags and the media its fields use; the
+    first build then updates nothing in the collection it came from (docs/adopt.md).
+    DIRECTORY must be new or empty; nothing is written anywhere else, or at all on error.
+    """
+    from deckbuild.adopt.run import adopt as run_adopt
+
+    result = run_adopt(source, directory)
+    _report(result.warnings)
+    click.echo(
+        f"adopted '{result.deck_name}' into {_relative(directory)}/: {result.notes} notes, {result.notetypes} note types,"
+        f" {result.media} media files ({result.html_fields} fields kept as HTML)"
+    )
+    click.echo(f"next: cd {_relative(directory)} && deckbuild build")
+
+
 @main.command("import")
 @PROJECT_OPTION
 @click.argument("seed_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -232,8 +269,13 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
     help="Accept a change of a released note type's fields or templates (only with a major release; the changelog says so).",
 )
 @IDENTITY_OPTION
+@click.option(
+    "--variant",
+    metavar="KEY",
+    help="Release this variant instead: its own version, releases/KEY/<v>.jsonl, CHANGELOG-KEY.md and package.",
+)
 @handles_errors
-def release(project: Path, bump: str | None, allow_schema_change: bool, allow_identity_change: bool) -> None:
+def release(project: Path, bump: str | None, allow_schema_change: bool, allow_identity_change: bool, variant: str | None) -> None:
     """Record a release: next semantic version, snapshot, changelog entry, package.
 
     Compares the cards with the last release (releases/<version>.jsonl), picks the next
@@ -241,8 +283,25 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
     and builds dist/<deck>-<new>.apkg.  Cards removed from the sources keep shipping with
     the tag `retired` and a notice, so learners can find and suspend them.  The clock is
     read once here; rebuilding this release later gives the same bytes.  Commit the result.
+
+    With --variant KEY the variant is released on its own: its version in deck.yaml's
+    `variants:` entry, releases/KEY/<new>.jsonl, CHANGELOG-KEY.md and its package; the full
+    deck's release, changelog and package stay as they are.
     """
     from deckbuild.commands import release as run_release
+
+    if variant is not None:
+        done = run_release(
+            project,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
+            allow_identity_change=allow_identity_change,
+            progress=_progress(quiet=False),
+            variant=variant,
+        )
+        click.echo(f"released variant {variant} {done.version}: {done.changes.summary()}")
+        click.echo(f"wrote {_relative(done.build.path)}: {done.build.notes} notes, {done.build.cards} cards")
+        return
 
     result = run_release(
         project,
@@ -354,6 +413,11 @@ COLLECTION_OPTIONS = [
 ]
 
 
+VARIANT_OPTION = click.option(
+    "--variant", metavar="KEY", help="Use this variant's package (deck.yaml's `variants:`) instead of the full deck's."
+)
+
+
 def collection_options(func: F) -> F:
     for option in reversed(COLLECTION_OPTIONS):
         func = option(func)
@@ -364,27 +428,33 @@ def collection_options(func: F) -> F:
 @PROJECT_OPTION
 @collection_options
 @click.option("--dry-run", is_flag=True, help="Report what a push would do; the collection stays byte for byte as it is.")
+@VARIANT_OPTION
 @handles_errors
-def push(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, dry_run: bool) -> None:
+def push(
+    project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, dry_run: bool, variant: str | None
+) -> None:
     """Build if needed, then update a collection Anki is not running on, keeping what is the learner's.
 
     Adds new notes, updates exactly the notes the sources changed, keeps review history,
     suspension, flags, the learner's own tags and the 'My notes' field; backs the collection
-    up first (Anki's own backup) and records the release it pushed.  See docs/learners.md.
+    up first (Anki's own backup) and records the release it pushed.  Cards of notes that now
+    ship in another deck (a new subdeck, a renamed deck) are moved there, history kept.
+    See docs/learners.md.
     """
     from deckbuild.collection.profiles import resolve
     from deckbuild.collection.report import push_text
     from deckbuild.commands import push as run_push
 
-    report = run_push(resolve(collection, profile, base), project, dry_run=dry_run)
+    report = run_push(resolve(collection, profile, base), project, dry_run=dry_run, variant=variant)
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else push_text(report))
 
 
 @main.command()
 @PROJECT_OPTION
 @collection_options
+@VARIANT_OPTION
 @handles_errors
-def status(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str) -> None:
+def status(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, variant: str | None) -> None:
     """Report which shipped notes the learner edited in Anki, which are missing, which retired ones are active.
 
     Read-only: the collection (or an exported .apkg of it) is never written.  Edited notes
@@ -394,7 +464,7 @@ def status(project: Path, collection: Path | None, profile: str | None, base: Pa
     from deckbuild.collection.report import status_text
     from deckbuild.commands import status as run_status
 
-    report = run_status(resolve(collection, profile, base), project)
+    report = run_status(resolve(collection, profile, base), project, variant=variant)
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else status_text(report))
 
 

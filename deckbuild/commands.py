@@ -1,4 +1,4 @@
-"""check, build and release: each the plan plus a small consumer (the CLI calls these)."""
+"""check, build, release, push and status: each the plan plus a small consumer (the CLI calls these)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ class Built:
     def changed_notes(self) -> int:
         return self.summary.changed_notes
 
+    @property
+    def variants(self) -> tuple[tuple[Path, int], ...]:
+        """The variants' packages it wrote (deck.yaml's `variants:`), with their note counts."""
+        return self.plan.variants
+
 
 def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
     """Every problem in the project, sorted by place; writes nothing (the cache is only read)."""
@@ -63,13 +68,23 @@ def build(
     allow_identity_change: bool = False,
     jobs: int | None = None,
     progress: Progress | None = None,
+    variant: str | None = None,
 ) -> Built:
-    """Validate everything, then write the record and `<output>/<slug>-<version>.apkg` (all or nothing).
+    """Validate everything, then write the record, `<output>/<slug>-<version>.apkg` and every
+    variant's package (all or nothing).
 
     `force=False`: nothing is done when the last build's outputs are still current.
+    `variant`: write only that variant's package (and the record).
     """
     planned = plan(
-        root, "build", force=force, strict=strict, allow_identity_change=allow_identity_change, jobs=jobs, progress=progress
+        root,
+        "build",
+        force=force,
+        strict=strict,
+        allow_identity_change=allow_identity_change,
+        jobs=jobs,
+        progress=progress,
+        variant=variant,
     )
     applied = apply(planned)
     return Built(planned, planned.package in applied.written)
@@ -84,13 +99,15 @@ class Released:
 
     @property
     def version(self) -> str:
-        assert self.plan.release is not None
-        return self.plan.release.version
+        decision = self.plan.release or self.plan.variant_release
+        assert decision is not None
+        return decision.version
 
     @property
     def changes(self) -> Changes:
-        assert self.plan.release is not None
-        return self.plan.release.changes
+        decision = self.plan.release or self.plan.variant_release
+        assert decision is not None
+        return decision.changes
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
@@ -104,8 +121,13 @@ def release(
     allow_schema_change: bool = False,
     allow_identity_change: bool = False,
     progress: Progress | None = None,
+    variant: str | None = None,
 ) -> Released:
-    """Record a release: the next version, its snapshot, the changelog, deck.yaml's version, the package."""
+    """Record a release: the next version, its snapshot, the changelog, deck.yaml's version, the package.
+
+    `variant`: release that variant alone (release/variants.py): its version, its snapshot
+    and changelog, its package; the full deck's are left as they are.
+    """
     planned = plan(
         root,
         "release",
@@ -113,26 +135,35 @@ def release(
         allow_schema_change=allow_schema_change,
         allow_identity_change=allow_identity_change,
         progress=progress,
+        variant=variant,
     )
     applied = apply(planned)
     return Released(planned, Built(planned, planned.package in applied.written))
 
 
-def push(collection: Path, root: Path, *, dry_run: bool = False) -> PushReport:
-    """Build (a no-op when nothing changed), then push the package into a learner's collection."""
+def push(collection: Path, root: Path, *, dry_run: bool = False, variant: str | None = None) -> PushReport:
+    """Build (a no-op when nothing changed), then push the package (or a variant's) into a learner's collection."""
     from deckbuild.collection.push import push as push_package
 
-    built = build(root)
-    config = built.plan.config
-    assert config is not None  # a forced build plans the whole project
-    return push_package(collection, built.path, namespace=config.namespace, version=config.version, dry_run=dry_run)
+    built = build(root, variant=variant)
+    key, version = _pushed_as(built, variant)
+    return push_package(collection, built.path, namespace=key, version=version, dry_run=dry_run)
 
 
-def status(collection: Path, root: Path) -> StatusReport:
-    """Build (a no-op when nothing changed), then compare a learner's collection with the package."""
+def status(collection: Path, root: Path, *, variant: str | None = None) -> StatusReport:
+    """Build (a no-op when nothing changed), then compare a learner's collection with the package (or a variant's)."""
     from deckbuild.collection.status import status as collection_status
 
-    built = build(root)
+    built = build(root, variant=variant)
+    return collection_status(collection, built.path, namespace=_pushed_as(built, variant)[0])
+
+
+def _pushed_as(built: Built, variant: str | None) -> tuple[str, str]:
+    """The key of the collection's push record and the version: the deck's, or a variant's own
+    (a variant's pushes are recorded apart, so pushing it never moves the full deck's cards)."""
     config = built.plan.config
-    assert config is not None
-    return collection_status(collection, built.path, namespace=config.namespace)
+    assert config is not None  # a forced build plans the whole project
+    chosen = config.variant(variant) if variant is not None else None
+    if chosen is None:
+        return config.namespace, config.version
+    return f"{config.namespace}/{chosen.key}", chosen.version

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from deckbuild.errors import Location, Problem
 from deckbuild.layout import CONFIG_FILE, DEFAULT_OUTPUT
-from deckbuild.model import DeckConfig
+from deckbuild.model import DeckConfig, Variant
+from deckbuild.variants import parse_variants
 from deckbuild.yamlload import LocatedMap, load_yaml
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -19,6 +20,7 @@ OPTIONS: dict[str, tuple[bool, str]] = {
     "version": (True, "The deck's semantic version (MAJOR.MINOR.PATCH); `deckbuild release` bumps it."),
     "description": (False, "Markdown shown on the deck's overview screen, under the version."),
     "output": (False, "Folder for built packages, relative to the project (default: dist)."),
+    "variants": (False, "Smaller decks cut from the same cards, each with its own name and version (variants.py)."),
 }
 
 
@@ -50,7 +52,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     for key, (required, _doc) in OPTIONS.items():
         if required and key not in data:
             problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
-        elif key in data and not isinstance(data[key], str):
+        elif key in data and key != "variants" and not isinstance(data[key], str):
             problems.append(
                 Problem(data.value_locs[key], "E106", f"'{key}': expected text; got {type(data[key]).__name__} {data[key]!r}")
             )
@@ -77,6 +79,10 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
         )
     if not data["name"].strip():
         problems.append(Problem(data.value_locs["name"], "E107", "'name' must not be empty"))
+    variants: tuple[Variant, ...] = ()
+    if "variants" in data:
+        variants, variant_problems = parse_variants(data["variants"], data.value_locs["variants"], data["name"].strip())
+        problems += variant_problems
     if problems:
         return None, problems
     return (
@@ -87,6 +93,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
             description=data.get("description", ""),
             output=output,
             location=Location(display, 1, 1),
+            variants=variants,
         ),
         [],
     )

@@ -2,6 +2,15 @@
 
 Stages never print and never exit; they collect `Problem`s (or raise `DeckbuildError`)
 and the CLI turns them into `path:line:col: CODE message` lines and an exit status.
+
+    DeckbuildError                 anything a user is told about (never a traceback)
+      ProjectInvalid               many problems found by checking the sources
+      LocatedError                 one problem at a known place
+        importer.seeds.SeedFormatError, importer.cardfiles.CardsFileError
+      BuildBusy                    another deckbuild holds the project lock
+      diagrams.DiagramError        a diagram spec that cannot be drawn (DiagramFailures: drawing failed)
+      preview: PreviewError, DoesNotFit, ServeError
+    Problem                        one located finding; TextProblem: one at an offset of a text
 """
 
 from __future__ import annotations

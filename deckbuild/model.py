@@ -18,6 +18,20 @@ RETIRED_TAG = "retired"
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One `variants:` entry of deck.yaml: a smaller deck cut from the same cards (variants.py)."""
+
+    key: str
+    name: str  # its deck name in Anki
+    version: str
+    description: str | None  # None: the full deck's
+    include: tuple[tuple[str, tuple[str, ...]], ...]  # (criterion, values), in deck.yaml's order
+    location: Location
+    version_location: Location  # where its version is written (a release rewrites it there)
+    value_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)  # per criterion
+
+
+@dataclass(frozen=True)
 class DeckConfig:
     """deck.yaml, validated."""
 
@@ -27,6 +41,10 @@ class DeckConfig:
     description: str
     output: str
     location: Location
+    variants: tuple[Variant, ...] = ()
+
+    def variant(self, key: str) -> Variant | None:
+        return next((v for v in self.variants if v.key == key), None)
 
     @property
     def slug(self) -> str:

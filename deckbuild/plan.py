@@ -1,8 +1,8 @@
 """The plan: the one place that knows the order of the stages, and everything a command would write.
 
-`plan()` reads the project and runs every stage in order -- config, cards, every problem,
-the record, figures, rendered notes, the release decision, stamps, the package -- and
-returns a frozen `Plan` holding all of it and the exact bytes of every file to write.  It
+`plan()` reads the project and runs every stage in order -- config and note types, cards,
+the record and the last release, every problem, figures, rendered notes, the release
+decision, stamps, the package -- and returns a frozen `Plan` holding all of it and the exact bytes of every file to write.  It
 writes no project file (only `.deckbuild-cache/`: parses, Markdown, drawn diagrams);
 `apply.apply(plan)` does, all together.  So a command that fails anywhere before apply
 has changed nothing.  Every command is this plan plus a small consumer (commands.py,
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from deckbuild.model import Card, DeckConfig, MediaFile, RenderedNote, StampedNote
     from deckbuild.release.decision import ReleaseDecision
     from deckbuild.release.record import Clock, Record
+    from deckbuild.release.variants import VariantDecision
     from deckbuild.release.versioning import Snapshot
 
 Goal = Literal["check", "build", "release", "import"]
@@ -93,6 +94,12 @@ class Plan:
     imported: ImportReport | None = None
     outputs: tuple[Output, ...] = ()  # in the order apply renames them into place (crash-safe)
     summary: Summary | None = None
+    # deck.yaml's variants (variants.py): the packages written with their note counts; the one
+    # variant a `--variant KEY` build or release is about (then the full package is not
+    # written); that release's decision.
+    variants: tuple[tuple[Path, int], ...] = ()
+    only_variant: str | None = None
+    variant_release: VariantDecision | None = None
 
     @property
     def package(self) -> Path | None:
@@ -120,6 +127,7 @@ def plan(
     allow_schema_change: bool = False,
     seeds: Sequence[Path] = (),
     progress: Progress | None = None,
+    variant: str | None = None,
 ) -> Plan:
     """Run the stages for `goal` and return what it would write; raise a DeckbuildError if it must not.
 
@@ -127,7 +135,8 @@ def plan(
     build: `force=False` first asks whether the last build is still current (then the plan
     says `up_to_date` and holds nothing else).  release: the release decision too.
     import: the seed importer's new cards/*.yaml (`seeds`).  `jobs`: worker processes for
-    parsing card files and drawing diagrams (None = every core, 1 = this process).
+    parsing card files and drawing diagrams (None = every core, 1 = this process).  `variant`:
+    build or release only that variant of deck.yaml (not the full deck's package).
     """
     if goal == "import":
         return _import_plan(root, seeds)
@@ -136,7 +145,7 @@ def plan(
     # Stage 0: is the last build still current?  The fingerprint is taken before anything is
     # read, so an edit made during this build makes the next build a real one.
     inputs = uptodate.inputs_fingerprint(root) if goal == "build" else ""
-    if goal == "build" and not force:
+    if goal == "build" and not force and variant is None:
         current = uptodate.up_to_date(root, strict=strict, inputs=inputs)
         if current is not None:
             path, counts = current
@@ -157,6 +166,7 @@ def plan(
             bump=bump,
             allow_schema_change=allow_schema_change,
             progress=progress,
+            variant=variant,
         )
 
 
@@ -172,14 +182,15 @@ def _plan(
     bump: str | None,
     allow_schema_change: bool,
     progress: Progress | None,
+    variant: str | None = None,
 ) -> Plan:
+    from deckbuild import variants as variant_stage
     from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.config import load_config
     from deckbuild.media import check_images
     from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.load import load_notetypes
     from deckbuild.release import record as record_stage
-    from deckbuild.release.identity import check_identity
     from deckbuild.sources import load_cards
     from deckbuild.validate import validate_cards, validate_diagrams
 
@@ -194,13 +205,21 @@ def _plan(
     card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check")
     problems += card_problems
     cards = tuple(card_list)
-    # Stage 3: what earlier builds left: the build record (an unreadable one is reported
-    # once the sources are known to be valid, as before any write).
+    # Stage 3: what earlier builds left: the build record and the last release, whose
+    # retired notes keep shipping (unreadable ones are reported once the sources are known
+    # to be valid, before any write).
+    from deckbuild.release import identity, versioning
+
+    record: Record | None = None
+    previous: Snapshot | None = None
+    past: identity.Known | None = None
+    unreadable: LocatedError | None = None
     try:
-        record: Record | None = record_stage.load_record(root)
-        unreadable: LocatedError | None = None
+        record = record_stage.load_record(root)
+        previous = versioning.latest_snapshot(root, record.extra)
+        past = identity.known_from(record, previous)
     except LocatedError as exc:
-        record, unreadable = None, exc
+        unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped), and identity against what shipped.
     problems += validate_cards(cards)
@@ -212,7 +231,12 @@ def _plan(
     if config is not None:
         releasing = goal == "release"
         problems += check_guids(config.namespace, cards)
-        problems += check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing)
+        problems += identity.check_identity(
+            root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past
+        )
+        problems += variant_stage.check_variants(config, cards)
+        if record is not None:  # a variant's deck name against the one it was built with
+            problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
     cache.commit()  # keep the good files' parses even if the project is invalid
     problems = sorted(problems, key=lambda p: (p.location, p.code))
     if goal == "check":
@@ -223,11 +247,12 @@ def _plan(
         raise unreadable
     assert record is not None
     _refuse_outside(root, package_path(root, config))
+    if variant is not None:
+        from deckbuild.release.variants import require_variant
 
-    # Stage 5: the last release, whose retired notes keep shipping.
-    from deckbuild.release import versioning
+        require_variant(config, variant)
 
-    previous = versioning.latest_snapshot(root, record.extra)
+    # Stage 5: note types the last release shipped must still ship, unchanged unless released so.
     _refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
         _refuse_schema_change(previous, notetypes)
@@ -243,36 +268,80 @@ def _plan(
     clock = record_stage.Clock()
     # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
     decision = None
-    if goal == "release":
+    if goal == "release" and variant is None:
         from deckbuild.release.decision import decide
 
         media = [m.name for m in _media(root, figures, rendered, declared)]
         decision = decide(
-            root, config, rendered, previous, media, clock, notetypes, bump=bump, allow_schema_change=allow_schema_change
+            root,
+            config,
+            rendered,
+            previous,
+            media,
+            clock,
+            notetypes,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
+            past=past,
         )
         config = dataclasses.replace(config, version=decision.version)
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
         previous = decision.snapshot
     # Stage 9: notes retired in the last release keep shipping as they last shipped.
     retired = _retired(rendered, previous)
+    source = variant_stage.Source(root, config, cards, notetypes)
+    variant_decision = None
+    if goal == "release" and variant is not None:
+        # Stage 9b (release --variant): the variant's next version, changes and files.
+        from deckbuild.release.variants import decide_variant, require_variant
+
+        media = [m.name for m in _media(root, figures, rendered, declared)]
+        variant_decision = decide_variant(
+            source,
+            require_variant(config, variant),
+            rendered,
+            retired,
+            previous,
+            record.extra,
+            media,
+            clock,
+            bump=bump,
+            allow_schema_change=allow_schema_change,
+        )
+        config = variant_stage.with_variant(config, variant_decision.variant)
+        source = dataclasses.replace(source, config=config)
+        record = dataclasses.replace(record, extra=variant_decision.extra)
     # Stage 10: stamp each note with its mod from the record; the clock is read only for changes.
     stamped, notetype_mods, new_record, changed = _stamp(config, rendered + retired, figures, notetypes, record, clock)
     # Stage 11: the package, in memory, with every file its notes and note types name.
     out = package_path(root, config)
     media_files = _media(root, figures, rendered + retired, declared)
     counts: dict[str, int] = {}
-    package = _package(out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts)
+    package = None
+    if variant is None:
+        package = _package(out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts)
+    # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
+    # name (a full-deck release leaves them to the next build).
+    keys = [variant] if variant is not None else [v.key for v in config.variants] if goal == "build" else []
+    chosen = {variant_decision.variant.key: variant_decision.chosen} if variant_decision is not None else {}
+    variant_packages = variant_stage.build_packages(source, stamped, notetype_mods, media_files, new_record.extra, keys, chosen)
     # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
     # at any moment: the release's files, then the record, then the package (which derives
     # from the record; a record newer than the package is repaired by the next build).
     outputs = [
         Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
-        for path, data in (decision.files if decision else ())
+        for path, data in _release_files(decision, variant_decision)
     ]
     outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / RECORD_FILE)))
-    outputs.append(Output(out, package, config.output))
+    if package is not None:
+        outputs.append(Output(out, package, config.output))
+    outputs += [Output(v.path, v.data, config.output) for v in variant_packages]
     media_count = len(media_files)
-    anki_cards = counts["cards"]  # what Anki will count: the package's card rows
+    if variant is None:
+        summary = Summary(out, len(stamped), counts["cards"], media_count, changed)  # cards: the package's card rows
+    else:  # the one variant is what this build or release wrote
+        one = variant_packages[0]
+        summary = Summary(one.path, one.notes, one.cards, one.media, changed)
     return Plan(
         root,
         goal,
@@ -287,8 +356,18 @@ def _plan(
         record=new_record,
         release=decision,
         outputs=tuple(outputs),
-        summary=Summary(out, len(stamped), anki_cards, media_count, changed),
+        summary=summary,
+        variants=tuple((v.path, v.notes) for v in variant_packages),
+        only_variant=variant,
+        variant_release=variant_decision,
     )
+
+
+def _release_files(decision: ReleaseDecision | None, variant_decision: VariantDecision | None) -> tuple[tuple[Path, bytes], ...]:
+    """The files a release adds: the deck's, or with --variant that variant's (release/variants.py)."""
+    if decision is not None:
+        return decision.files
+    return variant_decision.files if variant_decision is not None else ()
 
 
 def _import_plan(root: Path, seeds: Sequence[Path]) -> Plan:
@@ -374,12 +453,14 @@ def _stamp(
     clock: Clock,
 ) -> tuple[list[StampedNote], dict[str, int], Record, int]:
     """Stamped notes, note type mods, the new record, and how many notes changed since the old one."""
+    from deckbuild import variants
     from deckbuild.release import identity
     from deckbuild.release.record import stamp_notes
 
     hashes = {key: nt.content_hash() for key, nt in notetypes.items()}
     stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
+    new_record = variants.remember(new_record, config)  # the variants' deck names
     changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
     return stamped, notetype_mods, new_record, changed
 

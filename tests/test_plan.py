@@ -105,3 +105,15 @@ def test_facets_come_from_the_plan(project: Path) -> None:
     assert (f1.difficulty, f1.topics) == ("hard", ("a::b", "t::s"))  # inherited from c2
     assert f1.location is not None and f1.location.path == "cards/a.yaml"
     assert planned.summary is not None and planned.summary.cards == 4  # 2 questions + 2 deletions
+
+
+def test_an_import_plan_into_a_new_folder(tmp_path: Path) -> None:
+    """plan() computes the card files without creating anything; apply() makes the folder and writes them all."""
+    seed = Path(__file__).resolve().parent.parent / "seeds" / "training-dynamics-43.txt"
+    root = tmp_path / "new-deck"
+    planned = plan(root, "import", seeds=[seed])
+    assert not root.exists()
+    assert planned.imported is not None and len(planned.imported.added) == 43
+    applied = apply(planned)
+    assert [p.relative_to(root).as_posix() for p in applied.written] == ["cards/uncategorized.yaml"]
+    assert (root / "cards" / "uncategorized.yaml").read_bytes() == planned.outputs[0].data

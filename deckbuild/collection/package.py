@@ -1,4 +1,4 @@
-"""Reading what a deckbuild .apkg ships: each note's GUID, note type, fields by name, tags and mod."""
+"""Reading what a deckbuild .apkg ships: each note's GUID, note type, fields by name, tags, mod and deck."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ class ShippedNote:
     fields: dict[str, str]
     tags: tuple[str, ...]
     mod: int
+    deck: str = ""  # the full name of the deck its cards ship in
 
     @property
     def card_id(self) -> str:
@@ -30,13 +31,21 @@ def read_package(path: Path) -> dict[str, ShippedNote]:
         db.write_bytes(zf.read("collection.anki2"))
         conn = sqlite3.connect(db)
         try:
-            models = json.loads(conn.execute("select models from col").fetchone()[0])
+            models_json, decks_json = conn.execute("select models, decks from col").fetchone()
             rows = conn.execute("select guid, mid, mod, flds, tags from notes order by id").fetchall()
+            # One deck per note in deckbuild's packages: the deck of its first card.
+            card_decks = dict(
+                conn.execute("select n.guid, c.did from cards c join notes n on n.id = c.nid order by c.ord desc").fetchall()
+            )
         finally:
             conn.close()
+    models = json.loads(models_json)
+    decks = {int(did): str(d["name"]) for did, d in json.loads(decks_json).items()}
     names = {int(mid): (m["name"], [f["name"] for f in sorted(m["flds"], key=lambda f: f["ord"])]) for mid, m in models.items()}
     out = {}
     for guid, mid, mod, flds, tags in rows:
         name, fields = names[int(mid)]
-        out[guid] = ShippedNote(guid, name, dict(zip(fields, flds.split("\x1f"), strict=True)), tuple(tags.split()), int(mod))
+        deck = decks.get(int(card_decks.get(guid, 0)), "")
+        values = dict(zip(fields, flds.split("\x1f"), strict=True))
+        out[guid] = ShippedNote(guid, name, values, tuple(tags.split()), int(mod), deck)
     return out

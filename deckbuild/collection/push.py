@@ -3,8 +3,15 @@
 First gather (check the collection, read the package and the last push's record, work out
 per note what the sources changed and what the learner changed), then write: a backup,
 Anki's own importer for new notes and note types (updating no existing note), our updates of
-exactly the notes the sources changed, and the record of this push.  `dry_run` runs the same
-on a private copy, so the learner's file is never opened for writing.
+exactly the notes the sources changed, the moves of notes the sources put in another deck,
+and the record of this push.  `dry_run` runs the same on a private copy, so the learner's
+file is never opened for writing.
+
+Anki's importer leaves an existing card in its deck when the package ships its note in
+another one (a renamed deck, a new subdeck, a variant).  So when the deck a note ships in
+differs from the one the last push recorded for it, push moves the learner's cards of that
+note from the old deck to the new one (scheduling and history go with the cards); a card the
+learner moved to a deck of their own stays where they put it.
 """
 
 from __future__ import annotations
@@ -31,6 +38,14 @@ class Overwritten:
     fields: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Moved:
+    id: str
+    old: str
+    new: str
+    cards: int
+
+
 @dataclass
 class PushReport:
     collection: str
@@ -42,6 +57,7 @@ class PushReport:
     retired: int = 0
     conflicting: int = 0
     overwritten: list[Overwritten] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
     backup: str | None = None
     full_sync: bool = False
     previous_version: str | None = None
@@ -58,6 +74,7 @@ class PushReport:
             "retired": self.retired,
             "conflicting": self.conflicting,
             "overwritten": [{"id": o.id, "fields": list(o.fields)} for o in self.overwritten],
+            "moved": [{"id": m.id, "from": m.old, "to": m.new, "cards": m.cards} for m in self.moved],
             "backup": self.backup,
             "full_sync": self.full_sync,
         }
@@ -97,11 +114,15 @@ def _push(path: Path, package: Path, namespace: str, version: str, *, backup: bo
 
         # Gather: which existing notes the sources changed, and what of each the learner changed.
         plan: list[tuple[ShippedNote, int, dict[str, Any] | None]] = []
+        moves: list[tuple[ShippedNote, int, str]] = []
         for guid, note in shipped.items():
             if guid not in existing:
                 continue
             current = col.get_note(existing[guid])
             shipped_before = baseline.get(guid)
+            old_deck = shipped_before.get("deck") if shipped_before is not None else None
+            if isinstance(old_deck, str) and old_deck and note.deck and old_deck != note.deck:
+                moves.append((note, existing[guid], old_deck))
             if shipped_before is not None:
                 changed = _content(shipped_before["fields"], shipped_before["tags"]) != _content(note.fields, note.tags)
             else:  # no record (the learner imported a plain .apkg): the note's own mod tells
@@ -153,6 +174,13 @@ def _push(path: Path, package: Path, namespace: str, version: str, *, backup: bo
             current.tags = sorted(set(note.tags) | set(learner_tags))
             col.update_note(current)
             report.updated += 1
+        # Then the notes the sources moved to another deck: their cards still in the old one follow.
+        for note, note_id, old_deck in moves:
+            old_id = col.decks.id_for_name(old_deck)
+            cards = [c.id for c in col.get_note(note_id).cards() if old_id is not None and c.did == old_id]
+            if cards:
+                col.set_deck(cards, col.decks.id(note.deck))
+                report.moved.append(Moved(note.card_id, old_deck, note.deck, len(cards)))
 
         # Last, what this push shipped: the next push and `status` compare against it.
         records = dict(col.get_config(RECORD_KEY, {}) or {})
@@ -161,7 +189,7 @@ def _push(path: Path, package: Path, namespace: str, version: str, *, backup: bo
             "package": package.name,
             "sha256": hashlib.sha256(package.read_bytes()).hexdigest(),
             "pushed_at": int(time.time()),
-            "notes": {g: {"fields": n.fields, "tags": list(n.tags)} for g, n in shipped.items()},
+            "notes": {g: {"fields": n.fields, "tags": list(n.tags), "deck": n.deck} for g, n in shipped.items()},
         }
         col.set_config(RECORD_KEY, records)
         report.full_sync = col.db.scalar("select scm from col") != schema_before

@@ -18,6 +18,8 @@ def push_text(report: PushReport) -> str:
         lines.append(
             f"  overwritten: {item.id}: {', '.join(item.fields)} (you and the sources both changed it; your text is in the backup)"
         )
+    for move in report.moved:
+        lines.append(f"  moved: {move.id}: {move.cards} card(s) from '{move.old}' to '{move.new}' (history kept)")
     if report.conflicting:
         lines.append("  conflicting notes use a note type whose fields differ from the package's; they were not updated")
     if report.full_sync:

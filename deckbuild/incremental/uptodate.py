@@ -28,6 +28,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from deckbuild import __version__
 from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE
@@ -115,19 +116,32 @@ def inputs_fingerprint(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _outputs(root: Path, out_path: Path, record_file: str) -> dict[str, str | None]:
-    result: dict[str, str | None] = {}
+def _outputs(root: Path, out_path: Path, record_file: str, also: Iterable[Path] = ()) -> dict[str, Any]:
+    result: dict[str, Any] = {}
     for key, path in (("package", out_path), ("record", root / record_file)):
         result[key] = _hash_file(path) if path.is_file() else None  # is_file: a pipe is never hashed
     result["package_path"] = os.path.relpath(out_path, root)
+    # Other packages the build wrote (deck.yaml's variants): each must still be there, unchanged.
+    extra = {os.path.relpath(path, root): _hash_file(path) if path.is_file() else None for path in also}
+    if extra:
+        result["also"] = extra
     return result
 
 
-def save_state(root: Path, inputs: str, out_path: Path, record_file: str, summary: dict[str, int], warnings: int) -> None:
-    """Remember a successful build: its input fingerprint, what it wrote, and its summary line."""
+def save_state(
+    root: Path,
+    inputs: str,
+    out_path: Path,
+    record_file: str,
+    summary: dict[str, int],
+    warnings: int,
+    also: Iterable[Path] = (),
+) -> None:
+    """Remember a successful build: its input fingerprint, what it wrote (the package, the
+    record, `also` other packages), and its summary line."""
     state = {
         "inputs": inputs,
-        "outputs": _outputs(root, out_path, record_file),
+        "outputs": _outputs(root, out_path, record_file, also),
         "summary": summary,
         "warnings": warnings,
     }
@@ -157,7 +171,8 @@ def up_to_date(
         out_path = root / outputs["package_path"]
         if strict and state["warnings"]:
             return None
-        if outputs["package"] is None or outputs != _outputs(root, out_path, record_file):
+        also = [root / rel for rel in outputs.get("also", {})]
+        if outputs["package"] is None or outputs != _outputs(root, out_path, record_file, also):
             return None
         if state["inputs"] != (inputs if inputs is not None else inputs_fingerprint(root)):
             return None

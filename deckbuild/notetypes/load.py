@@ -331,13 +331,21 @@ def _check_template(text: str, display: str, fields: list[str], is_cloze: bool, 
             )
 
 
-def _id_value(data: LocatedMap, key: str, problems: list[Problem]) -> int:
-    """An Anki id given in notetype.yaml (a positive 64-bit integer); 0 after reporting a bad one."""
+def _id_value(data: LocatedMap, key: str, problems: list[Problem], *, signed: bool = False) -> int:
+    """An Anki id given in notetype.yaml (a positive 64-bit integer); 0 after reporting a bad one.
+
+    `signed`: a field or template id, which Anki draws at random from all signed 64-bit
+    numbers (about half of them are negative); any but 0.
+    """
     value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _MAX_ID:
-        problems.append(
-            Problem(data.value_locs[key], "E210", f"'{key}': expected a positive whole number (an Anki id); got {value!r}")
+    low = -_MAX_ID - 1 if signed else 1
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _MAX_ID or value == 0:
+        what = (
+            "a non-zero signed 64-bit whole number (an Anki field or template id)"
+            if signed
+            else "a positive whole number (an Anki id)"
         )
+        problems.append(Problem(data.value_locs[key], "E210", f"'{key}': expected {what}; got {value!r}"))
         return 0
     return value
 
@@ -355,8 +363,8 @@ def _id_map(data: LocatedMap, key: str, names: list[str], problems: list[Problem
         if name not in names:
             problems.append(Problem(value.key_locs[name], "E210", f"'{key}': {name!r} is not one of {', '.join(names)}"))
             continue
-        number = _id_value(value, name, problems)
-        if number in seen:
+        number = _id_value(value, name, problems, signed=True)
+        if number and number in seen:
             problems.append(Problem(value.value_locs[name], "E210", f"'{key}': id {number} is given twice"))
         seen.add(number)
         if number:

@@ -14,10 +14,19 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from deckbuild.apkg.notetypes import TEMPLATES
 from deckbuild.errors import DeckbuildError, Location, Problem
 from deckbuild.preview.site import PreviewError
 
-MIN_MATH_SCALE = 0.75
+
+def _card_min_scale() -> float:
+    """The smallest scale the card's own fit.js applies to a formula: the check holds cards to it."""
+    found = re.search(r"var MIN_SCALE = ([0-9.]+);", (TEMPLATES / "fit.js").read_text("utf-8"))
+    assert found is not None, "fit.js sets MIN_SCALE"
+    return float(found.group(1))
+
+
+MIN_MATH_SCALE = _card_min_scale()
 
 FIT_JS = r"""
 async ([night, side]) => {
@@ -105,6 +114,7 @@ class DoesNotFit(DeckbuildError):
 
 
 PHONE = (360, 740)
+"""The phone screen every card must fit, in CSS pixels (width, height)."""
 
 
 def fit_problems(site: Path, keys: Sequence[str], where: Mapping[str, Location]) -> list[Problem]:

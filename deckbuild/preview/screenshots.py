@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.preview.chromium import launch_chromium
+from deckbuild.preview.fitcheck import PHONE
 from deckbuild.preview.site import CardView
 
 START = "<!-- screenshots:start (written by `python -m deckbuild.preview.screenshots`) -->"
@@ -59,7 +60,7 @@ def pick_shots(views: Sequence[CardView]) -> list[Shot]:
     return shots
 
 
-def take(site: Path, shots: Sequence[Shot], out: Path, width: int = 360, height: int = 740) -> list[Path]:
+def take(site: Path, shots: Sequence[Shot], out: Path, width: int = PHONE[0], height: int = PHONE[1]) -> list[Path]:
     """PNG files `<name>-light.png` and `<name>-night.png` for every shot, the preview's bar hidden."""
     from playwright.sync_api import sync_playwright
 

@@ -43,15 +43,17 @@ def decide(
     *,
     bump: str | None = None,
     allow_schema_change: bool = False,
+    past: identity.Known | None = None,
 ) -> ReleaseDecision:
     """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170).
 
-    `notetypes`: every note type the deck ships (default: the built-in ones)."""
+    `notetypes`: every note type the deck ships (default: the built-in ones); `past`: what the
+    record and the last release say (identity.known), if read already."""
     from deckbuild.apkg.notetypes import NOTETYPES
 
     current = {n.card_id: versioning.published(n) for n in rendered}
     schemas = {key: nt.schema() for key, nt in (notetypes or NOTETYPES).items()}
-    changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas))
+    changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas), past)
     needed = changes.needed_bump()
     where = Location(CONFIG_FILE)
     if previous is None:
@@ -85,7 +87,7 @@ def decide(
         guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
         retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
     snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), {**current, **retired})
-    changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes), config.name)
+    changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes, config.name), config.name)
     files = (
         (versioning.snapshot_path(root, version), snapshot.to_bytes()),
         (root / CONFIG_FILE, versioned_deck_yaml(root, version)),

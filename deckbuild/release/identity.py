@@ -21,7 +21,7 @@ from deckbuild.errors import LocatedError, Location, Problem
 from deckbuild.layout import CONFIG_FILE
 from deckbuild.model import Card, DeckConfig, MediaFile
 from deckbuild.release.record import Record
-from deckbuild.release.versioning import Changes
+from deckbuild.release.versioning import Changes, Snapshot
 
 IDENTITY_KEY = "identity"
 MEDIA_KEY = "media"
@@ -70,10 +70,14 @@ def known(root: Path) -> Known:
     from deckbuild.release import versioning
 
     record = record_stage.load_record(root)
+    return known_from(record, versioning.latest_snapshot(root, record.extra))
+
+
+def known_from(record: Record, snapshot: Snapshot | None) -> Known:
+    """What the build record and the last release (already read, e.g. by the plan) say."""
     ident = record.extra.get(IDENTITY_KEY)
     ident = ident if isinstance(ident, Mapping) else {}
     kinds = {card_id: stamp.notetype for card_id, stamp in record.notes.items() if stamp.notetype}
-    snapshot = versioning.latest_snapshot(root, record.extra)
     fronts: dict[str, str] = {}
     guids: dict[str, str] = {}
     if snapshot is not None:
@@ -95,14 +99,21 @@ def known(root: Path) -> Known:
 
 
 def check_identity(
-    root: Path, config: DeckConfig, cards: Sequence[Card], *, allow_change: bool = False, releasing: bool = False
+    root: Path,
+    config: DeckConfig,
+    cards: Sequence[Card],
+    *,
+    allow_change: bool = False,
+    releasing: bool = False,
+    past: Known | None = None,
 ) -> list[Problem]:
     """Every identity problem: a changed namespace or deck name, bad previous_ids, kind changes,
-    and (warnings) cards that look like a renamed released card."""
-    try:
-        past = known(root)
-    except LocatedError:
-        return []  # an unreadable record or snapshot: build and release report it (E160, E503)
+    and (warnings) cards that look like a renamed released card.  `past`: known(root), if read already."""
+    if past is None:
+        try:
+            past = known(root)
+        except LocatedError:
+            return []  # an unreadable record or snapshot: build and release report it (E160, E503)
     problems = _check_deck(root, config, past, allow_change, releasing)
     problems += _check_previous_ids(cards)
     problems += _check_moved(config, cards, past)
@@ -111,17 +122,17 @@ def check_identity(
     return problems
 
 
-def namespace_changed(root: Path, config: DeckConfig) -> str | None:
+def namespace_changed(root: Path, config: DeckConfig, past: Known | None = None) -> str | None:
     """The recorded namespace if deck.yaml now gives another one, else None."""
-    past = known(root)
+    past = past or known(root)
     if _released_under_other_namespace(config, past):
         return f"the namespace of release {past.release}"
     return past.namespace if past.namespace is not None and past.namespace != config.namespace else None
 
 
-def deck_renamed(root: Path, config: DeckConfig) -> str | None:
+def deck_renamed(root: Path, config: DeckConfig, past: Known | None = None) -> str | None:
     """The recorded deck name if deck.yaml now gives another one, else None."""
-    past = known(root)
+    past = past or known(root)
     return past.name if past.name is not None and past.name != config.name else None
 
 
@@ -311,10 +322,11 @@ def _looks_renamed(cards: Sequence[Card], past: Known) -> list[Problem]:
     return problems
 
 
-def release_changes(root: Path, config: DeckConfig, changes: Changes) -> Changes:
+def release_changes(root: Path, config: DeckConfig, changes: Changes, past: Known | None = None) -> Changes:
     """The release's changes with what a new namespace or deck name means for learners."""
-    old_namespace = namespace_changed(root, config)
-    old_name = deck_renamed(root, config)
+    past = past or known(root)
+    old_namespace = namespace_changed(root, config, past)
+    old_name = deck_renamed(root, config, past)
     breaking: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
     if old_namespace is not None:

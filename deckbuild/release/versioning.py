@@ -34,6 +34,7 @@ class PublishedNote:
     front: str  # plain text of the question or cloze context, for changelogs
     hash: str
     retired: bool = False
+    deck: str = ""  # its subdeck under the deck's name ("" = the deck itself)
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -47,6 +48,8 @@ class PublishedNote:
         }
         if self.retired:
             data["retired"] = True
+        if self.deck:
+            data["deck"] = self.deck
         return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     @classmethod
@@ -60,6 +63,7 @@ class PublishedNote:
             front=str(data.get("front", "")),
             hash=str(data["hash"]),
             retired=bool(data.get("retired", False)),
+            deck=str(data.get("deck", "")),
         )
 
     def as_rendered(self, due: int) -> RenderedNote:
@@ -122,7 +126,9 @@ def front_text(note: RenderedNote) -> str:
 
 
 def published(note: RenderedNote) -> PublishedNote:
-    return PublishedNote(note.card_id, note.guid, note.notetype, note.fields, note.tags, front_text(note), note.content_hash)
+    return PublishedNote(
+        note.card_id, note.guid, note.notetype, note.fields, note.tags, front_text(note), note.content_hash, deck=note.deck
+    )
 
 
 def retire(note: PublishedNote, version: str, notice_index: int | None) -> PublishedNote:
@@ -140,7 +146,15 @@ def retire(note: PublishedNote, version: str, notice_index: int | None) -> Publi
         )
     tags = tuple(sorted({*note.tags, RETIRED_TAG}))
     return PublishedNote(
-        note.card_id, note.guid, note.notetype, tuple(fields), tags, note.front, content_hash(note.notetype, fields, tags), True
+        note.card_id,
+        note.guid,
+        note.notetype,
+        tuple(fields),
+        tags,
+        note.front,
+        content_hash(note.notetype, fields, tags),
+        True,
+        note.deck,
     )
 
 
@@ -160,19 +174,23 @@ class Changes:
     # Note types whose only schema change is fields renamed with their ids kept: Anki renames
     # them in place, so learners' notes keep updating (still a major release).
     renamed_in_place: tuple[str, ...] = ()
+    # (note, subdeck before, subdeck now) for notes the sources put in another deck: a plain
+    # import leaves learners' existing cards where they are ("" = the deck itself).
+    moved: tuple[tuple[PublishedNote, str, str], ...] = ()
 
     def needed_bump(self) -> str | None:
         if self.retired or self.schema_changed or self.breaking:
             return "major"
         if self.added:
             return "minor"
-        if self.changed or self.renamed or self.notices:
+        if self.changed or self.renamed or self.notices or self.moved:
             return "patch"
         return None
 
     def summary(self) -> str:
         renamed = f", {len(self.renamed)} renamed" if self.renamed else ""
-        return f"{len(self.added)} added, {len(self.changed)} changed{renamed}, {len(self.retired)} retired"
+        moved = f", {len(self.moved)} moved" if self.moved else ""
+        return f"{len(self.added)} added, {len(self.changed)} changed{renamed}{moved}, {len(self.retired)} retired"
 
 
 def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], schemas: Mapping[str, Any]) -> Changes:
@@ -197,7 +215,13 @@ def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], sch
         for k in schema_changed
         if previous is not None and k in NOTETYPES and NOTETYPES[k].renames_in_place(previous.schemas[k])
     )
-    return Changes(added, changed, retired, schema_changed, renamed, renamed_in_place=in_place)
+    before = {n.guid: n for n in old.values() if not n.retired}
+    moves = tuple(
+        (current[k], before[current[k].guid].deck, current[k].deck)
+        for k in sorted(current)
+        if current[k].guid in before and before[current[k].guid].deck != current[k].deck and not current[k].retired
+    )
+    return Changes(added, changed, retired, schema_changed, renamed, renamed_in_place=in_place, moved=moves)
 
 
 def bump(version: str, part: str) -> str:
@@ -209,8 +233,8 @@ def bump(version: str, part: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
-def changelog_entry(version: str, when: int, changes: Changes) -> str:
-    """The CHANGELOG.md section for one release (exact text is tested)."""
+def changelog_entry(version: str, when: int, changes: Changes, deck_name: str = "") -> str:
+    """The CHANGELOG.md section for one release (exact text is tested); deck_name names moved notes' decks."""
     date = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
     lines = [f"## {version} — {date}", "", changes.summary() + "."]
     in_place = [k for k in changes.schema_changed if k in changes.renamed_in_place]
@@ -238,6 +262,16 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
     if changes.renamed:
         lines += ["", "### Renamed", ""]
         lines += [f"- `{old}` → `{n.card_id}` — {n.front} (same note: review history kept)" for old, n in changes.renamed]
+    if changes.moved:
+        lines += ["", "### Moved", ""]
+        for n, _old, new in changes.moved:
+            lines.append(f"- Moved to {_full_deck(deck_name, new)}: `{n.card_id}` — {n.front}")
+        lines += [
+            "",
+            "A plain import does not move existing cards: Anki leaves them in their old deck (new cards go to the new "
+            "one). `deckbuild push` moves them, keeping their review history; or move them in Anki's browser "
+            "(Change Deck).",
+        ]
     if changes.retired:
         lines += ["", "### Retired", ""]
         lines += [f"- `{n.card_id}` — {n.front}" for n in changes.retired]
@@ -250,9 +284,15 @@ def changelog_entry(version: str, when: int, changes: Changes) -> str:
     return "\n".join(lines) + "\n"
 
 
-def changelog_with(root: Path, entry: str, deck_name: str) -> bytes:
-    """CHANGELOG.md's bytes with entry added as the newest release."""
-    path = root / CHANGELOG
+def _full_deck(deck_name: str, subdeck: str) -> str:
+    if not deck_name:
+        return subdeck or "the deck itself"
+    return f"{deck_name}::{subdeck}" if subdeck else deck_name
+
+
+def changelog_with(root: Path, entry: str, deck_name: str, name: str = CHANGELOG) -> bytes:
+    """The changelog's bytes (CHANGELOG.md, or a variant's) with entry added as the newest release."""
+    path = root / name
     header = f"# Changelog — {deck_name}\n\nEvery release of the deck, newest first.\n"
     body = path.read_text("utf-8") if path.exists() else header
     if body.startswith("# "):

@@ -1,0 +1,5 @@
+"""`deckbuild adopt SOURCE DIR`: an existing Anki deck becomes a deckbuild project.
+
+read (package.py, crowdanki.py) -> a frozen `SourceDeck` (model.py) -> project files
+(mapping.py) -> checked with the pipeline and written to DIR all at once (write.py).
+"""

@@ -1,0 +1,101 @@
+"""Names that come from the source: media a field references, and which names are safe."""
+
+from __future__ import annotations
+
+import html
+import html.entities
+import re
+
+# Anki's own forms: an attribute `src="..."` of any tag (img, audio, video, source) and
+# `[sound:...]`.  Remote references are not media of the deck (the build removes them).
+_SRC = re.compile(r"""<[a-zA-Z][^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
+_SOUND = re.compile(r"\[sound:([^\]]+)\]")
+_REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")  # http:, https:, data:, javascript:, file:, ...
+_UNSTORABLE = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$", re.IGNORECASE)
+MAX_NAME = 255
+
+
+def media_references(field_html: str) -> list[str]:
+    """The local media file names a field names, in order, without duplicates."""
+    found: list[str] = []
+    for match in _SRC.finditer(field_html):
+        name = html.unescape(next(g for g in match.groups() if g is not None)).strip()
+        if name and not _REMOTE.match(name) and name not in found:
+            found.append(name)
+    for match in _SOUND.finditer(field_html):
+        name = html.unescape(match.group(1)).strip()
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
+_URL = re.compile(r"""url\(\s*["']?([^"')\s]+)["']?\s*\)""", re.IGNORECASE)
+
+
+def template_references(text: str) -> list[str]:
+    """The `_` media files a template or CSS names (Anki exports only those, for templates)."""
+    names = [name for name in media_references(text) if name.startswith("_")]
+    for match in _URL.finditer(text):
+        name = html.unescape(match.group(1))
+        if name.startswith("_") and name not in names:
+            names.append(name)
+    return names
+
+
+def unsafe_media_name(name: str) -> str | None:
+    """Why a media name cannot be a file of media/ (a path, a device, ...); None if it can."""
+    if not name or name in {".", ".."}:
+        return "an empty name or a folder reference"
+    if "/" in name or "\\" in name:
+        return "a path: media names are flat file names (it would reach outside media/)"
+    if _UNSTORABLE.search(name):
+        return 'a control character or one of < > : " \\ | ? *'
+    if name.startswith("."):
+        return "a hidden name (starts with '.')"
+    if name.endswith((".", " ")):
+        return "a trailing dot or space"
+    if _RESERVED.match(name):
+        return "a name Windows reserves for a device"
+    if len(name.encode()) > MAX_NAME:
+        return f"longer than {MAX_NAME} bytes"
+    return None
+
+
+def unsafe_member_name(name: str) -> str | None:
+    """Why a zip member name could escape the folder it is unpacked into; None if it cannot."""
+    if not name or "\x00" in name:
+        return "an empty name or a NUL character"
+    if name.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", name):
+        return "an absolute path"
+    if "\\" in name:
+        return "a backslash (a Windows path separator)"
+    if any(part == ".." for part in name.split("/")):
+        return "a '..' component (a path out of the folder)"
+    return None
+
+
+# Named references a browser decodes without a ';' (HTML's legacy ones: &amp &lt &copy ...).
+_LEGACY_NAMES = tuple(sorted((k for k in html.entities.html5 if not k.endswith(";")), key=len, reverse=True))
+_NAMED_WITH_SEMICOLON = re.compile(r"[A-Za-z][A-Za-z0-9]*;")
+
+
+def escape_bare_ampersands(field_html: str) -> str:
+    """`&` that starts no character reference written as `&amp;`: a browser shows both alike.
+
+    Anki's editor writes `&amp;`, but fields made by other tools hold a bare `&` ("AT&T"),
+    which an HTML parser may read as an unfinished reference (Python's drops or completes
+    it).  A `&` that does start a reference (`&#..`, `&name;`, a legacy `&lt`), or is followed
+    by no letter, is left alone.
+    """
+    if "&" not in field_html:
+        return field_html
+    parts = field_html.split("&")
+    out = [parts[0]]
+    for part in parts[1:]:
+        # Only a letter after it makes a parser take a bare '&' for a reference ("& b", "&&" are text).
+        bare = part[:1].isascii() and part[:1].isalpha()
+        if bare and (_NAMED_WITH_SEMICOLON.match(part) is not None or part.startswith(_LEGACY_NAMES)):
+            bare = False
+        out.append(("&amp;" if bare else "&") + part)
+    return "".join(out)

@@ -1,0 +1,571 @@
+"""`deckbuild adopt`: an existing deck (.apkg of every format, CrowdAnki) becomes a project; hostile packages change nothing.
+
+The source collection is made with the real Anki backend (note types of every shape,
+subdecks, tags, an image, reviewed cards) and exported with Anki's own exporter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+HOSTILE_FIELD = '<b>bold</b><script>alert(1)</script><img src="cat.png" onerror="alert(2)"><img src="https://example.com/x.png">'
+
+
+def deckbuild(*args: str, cwd: Path | None = None, tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir is not None else None
+    return subprocess.run(
+        [sys.executable, "-m", "deckbuild.cli", *args], cwd=cwd, capture_output=True, text=True, check=False, env=env
+    )
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every path below root with its content hash (folders as 'dir')."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        out[path.relative_to(root).as_posix()] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def make_collection(folder: Path, *, hostile: bool = False) -> Any:
+    """Basic, Basic (and reversed), Cloze and a four-field type with a conditional template;
+    subdecks, tags, an image; four cards reviewed."""
+    from ankiutil import new_collection
+
+    col = new_collection(folder)
+    models = col.models
+    vocab = models.new("Vocab")
+    for name in ("Word", "Reading", "Meaning", "Extra"):
+        models.add_field(vocab, models.new_field(name))
+    template = models.new_template("Recognition")
+    template["qfmt"] = "{{Word}}"
+    template["afmt"] = "{{FrontSide}}<hr id=answer>{{Meaning}}{{#Extra}}<div>{{Extra}}</div>{{/Extra}}"
+    models.add_template(vocab, template)
+    template = models.new_template("Reading")
+    template["qfmt"] = "{{#Reading}}{{Word}}: reading?{{/Reading}}"
+    template["afmt"] = "{{FrontSide}}<hr id=answer>{{Reading}}"
+    models.add_template(vocab, template)
+    vocab["css"] += '\n.vocab { color: #226; }\n@font-face { font-family: v; src: url("_vocab.woff"); }\n'
+    models.add(vocab)
+    root = col.decks.id("Lang")
+    verbs = col.decks.id("Lang::Verbs")
+    nouns = col.decks.id("Lang::Nouns")
+    (Path(col.media.dir()) / "cat.png").write_bytes(IMAGE)
+    (Path(col.media.dir()) / "_vocab.woff").write_bytes(b"wOFF" + bytes(64))
+    (Path(col.media.dir()) / "unused.png").write_bytes(IMAGE[::-1])
+
+    def add(notetype: str, deck: int, fields: dict[str, str], tags: list[str]) -> None:
+        note = col.new_note(models.by_name(notetype))
+        for key, value in fields.items():
+            note[key] = value
+        note.tags = tags
+        col.add_note(note, deck)
+
+    add("Basic", root, {"Front": "What is 2+2?", "Back": "4"}, ["math"])
+    add("Basic", nouns, {"Front": "Cat", "Back": '<img src="cat.png">'}, ["animal", "has::image"])
+    add("Basic (and reversed card)", verbs, {"Front": "taberu", "Back": "to eat <b>food</b>"}, ["verb"])
+    add("Cloze", root, {"Text": "The capital of France is {{c1::Paris}}, of Italy {{c2::Rome}}.", "Back Extra": ""}, [])
+    add("Vocab", verbs, {"Word": "inu", "Reading": "いぬ", "Meaning": "dog"}, ["jlpt::n5"])
+    add("Vocab", verbs, {"Word": "neko", "Meaning": "cat", "Extra": "a small animal"}, ["jlpt::n5"])
+    if hostile:
+        add("Basic", root, {"Front": "Hostile", "Back": HOSTILE_FIELD}, [])
+        # Notes Anki keeps as they are but deckbuild's checks would refuse as written.
+        add("Basic", root, {"Front": "Literal cloze", "Back": "{{c1::shown as typed}}"}, [])
+        add("Cloze", root, {"Text": "gap {{c1::a}} {{c3::b}}", "Back Extra": "extra {{c2::c}}"}, [])
+        add("Cloze", root, {"Text": "dollar math $z$ and {{c1::y}}", "Back Extra": ""}, [])
+        add("Basic", root, {"Front": "", "Back": "a note whose front is empty: Anki made no card"}, [])
+        add("Basic", root, {"Front": "AT&T", "Back": "a bare ampersand"}, [])
+    for card_id in sorted(col.find_cards(""))[:4]:
+        card = col.get_card(card_id)
+        card.start_timer()
+        col.sched.answerCard(card, 3)
+    return col
+
+
+def export(col: Any, path: Path, *, legacy: bool, with_media: bool = True) -> Path:
+    from anki.collection import ExportAnkiPackageOptions
+    from anki.import_export_pb2 import ExportLimit
+
+    col.export_anki_package(
+        out_path=str(path),
+        options=ExportAnkiPackageOptions(with_scheduling=True, with_media=with_media, legacy=legacy),
+        limit=ExportLimit(deck_id=col.decks.id_for_name("Lang")),
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("adopt-source")
+    col = make_collection(folder / "anki", hostile=True)
+    try:
+        packages = {
+            "legacy": export(col, folder / "legacy.apkg", legacy=True),
+            "current": export(col, folder / "current.apkg", legacy=False),
+            "no-media": export(col, folder / "no-media.apkg", legacy=False, with_media=False),
+        }
+    finally:
+        col.close()
+    # Anki 2.0's form: the collection as collection.anki2 (no collection.anki21 beside it).
+    with zipfile.ZipFile(packages["legacy"]) as archive:
+        members = {name: archive.read(name) for name in archive.namelist() if name not in {"collection.anki2", "meta"}}
+    members["collection.anki2"] = members.pop("collection.anki21")
+    packages["anki2"] = _zip(folder / "anki2.apkg", members)
+    return packages
+
+
+def adopt_into(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    target = tmp_path / "parent" / "deck"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    result = deckbuild("adopt", str(source), str(target), tmpdir=private_tmp)
+    assert list(private_tmp.iterdir()) == []  # nothing left in the temp folder
+    assert sorted(p.name for p in target.parent.iterdir()) == ["deck"]  # nothing beside DIR
+    return result, target
+
+
+@pytest.mark.parametrize("kind", ["legacy", "current", "anki2"])
+def test_adopt_writes_a_project_keeping_ids_guids_decks_tags_media(packages: dict[str, Path], tmp_path: Path, kind: str) -> None:
+    result, project = adopt_into(packages[kind], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "11 notes, 4 note types, 2 media files" in result.stdout
+    deck = yaml.safe_load((project / "deck.yaml").read_text())
+    assert deck["name"] == "Lang" and deck["namespace"] == "lang" and deck["version"] == "1.0.0"
+    assert sorted(p.name for p in (project / "notetypes").iterdir()) == [
+        "basic",
+        "basic-and-reversed-card",
+        "cloze-type",
+        "vocab",
+    ]
+    vocab = yaml.safe_load((project / "notetypes/vocab/notetype.yaml").read_text())
+    assert vocab["fields"] == ["Word", "Reading", "Meaning", "Extra"]
+    assert [t["name"] for t in vocab["templates"]] == ["Recognition", "Reading"]
+    assert set(vocab["field_ids"]) == set(vocab["fields"]) and set(vocab["template_ids"]) == {"Recognition", "Reading"}
+    assert (
+        project / "notetypes/vocab" / vocab["templates"][1]["front"]
+    ).read_text() == "{{#Reading}}{{Word}}: reading?{{/Reading}}"
+    assert ".vocab { color: #226; }" in (project / "notetypes/vocab/style.css").read_text()
+    assert yaml.safe_load((project / "notetypes/cloze-type/notetype.yaml").read_text())["cloze"] is True
+    assert sorted(p.name for p in (project / "cards").iterdir()) == ["main.yaml", "nouns.yaml", "verbs.yaml"]
+    verbs = yaml.safe_load((project / "cards/verbs.yaml").read_text())
+    assert verbs["deck"] == "Verbs"
+    inu = next(c for c in verbs["cards"] if c["id"] == "inu")
+    assert inu["notetype"] == "vocab" and inu["tags"] == ["jlpt::n5"]
+    assert inu["fields"] == {"Word": "inu", "Reading": "いぬ", "Meaning": "dog"}  # plain text: Markdown, exact
+    taberu = next(c for c in verbs["cards"] if c["id"] == "taberu")
+    assert taberu["fields"]["Back"] == {"html": "to eat <b>food</b>"}
+    nouns = yaml.safe_load((project / "cards/nouns.yaml").read_text())
+    assert nouns["cards"][0]["tags"] == ["animal", "has::image"]
+    assert (project / "media/cat.png").read_bytes() == IMAGE
+    assert sorted(p.name for p in (project / "media").iterdir()) == ["_vocab.woff", "cat.png"]  # not unused.png
+    guids = [c["guid"] for f in (project / "cards").iterdir() for c in _cards(f)]
+    from anki.collection import Collection
+
+    col = Collection(str(packages[kind].parent / "anki" / "collection.anki2"))
+    try:
+        # every note but the one whose front is empty (Anki's template rule makes no card of it; Anki
+        # gave it a blank card anyway)
+        notes = [col.get_note(n) for n in col.find_notes("")]
+        kept = [note for note in notes if note.fields[0] or note.note_type()["name"] != "Basic"]
+        assert sorted(guids) == sorted(note.guid for note in kept) and len(kept) == 11
+    finally:
+        col.close()
+    assert ": E267 warning: note " in result.stderr and "Anki makes no card of it" in result.stderr
+    assert "E266 warning: 2 field(s) hold cloze syntax" in result.stderr
+    assert "E265 warning: 1 field(s) hold a bare '&'" in result.stderr
+    main = {c["id"]: c for c in _cards(project / "cards/main.yaml")}
+    assert main["literal-cloze"]["fields"]["Back"] == {"html": "&#123;&#123;c1::shown as typed&#125;&#125;"}
+    assert main["gap-a-b"]["fields"]["Text"] == {"html": "gap {{c1::a}} {{c3::b}}"}  # Markdown would be refused (E404)
+    assert main["at-t"]["fields"]["Front"] == "AT&T"  # Markdown: renders AT&amp;T
+
+
+def _cards(path: Path) -> list[dict[str, Any]]:
+    data = yaml.safe_load(path.read_text())
+    return data["cards"] if isinstance(data, dict) else data
+
+
+def test_script_and_remote_loads_are_kept_as_html_and_named(packages: dict[str, Path], tmp_path: Path) -> None:
+    result, project = adopt_into(packages["current"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    again = deckbuild("adopt", str(packages["current"]), str(tmp_path / "again"))
+    assert again.returncode == 0 and tree(tmp_path / "again") == tree(project)  # same source, same bytes
+    assert "E260 warning:" in result.stderr
+    for what in ("a <script> element", "an event handler (onerror=)", "a remote load (https://)"):
+        assert what in result.stderr
+    text = (project / "cards/main.yaml").read_text()
+    assert "# adopt: field 'Back' holds a <script> element; kept as HTML, which the build sanitizes" in text
+    hostile = next(c for c in _cards(project / "cards/main.yaml") if c["id"] == "hostile")
+    assert hostile["fields"]["Back"] == {"html": HOSTILE_FIELD}
+    assert "E264 warning: 1 HTML field(s) differ in the build from the source (sanitized)" in result.stderr
+    # The build sanitizes it: what reaches Anki has no script, handler or remote load.
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    with zipfile.ZipFile(next((project / "dist").glob("*.apkg"))) as archive:
+        (tmp_path / "built.anki2").write_bytes(archive.read("collection.anki2"))
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "built.anki2")
+    try:
+        back = db.execute("select flds from notes where guid = ?", (hostile["guid"],)).fetchone()[0].split("\x1f")[1]
+    finally:
+        db.close()
+    assert "<b>bold</b>" in back and '<img src="cat.png"' in back
+    for gone in ("<script", "alert", "onerror", "https://"):
+        assert gone not in back
+
+
+# --- hostile and broken sources: a clear located error, DIR's parent byte-identical -------------
+
+
+def _zip(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    with zipfile.ZipFile(path, "w", compression) as archive:
+        for name, data in members.items():
+            archive.writestr(zipfile.ZipInfo(name), data, compress_type=compression)
+    return path
+
+
+def _refused(source: Path, tmp_path: Path, code: str, *expected: str) -> str:
+    parent = tmp_path / "parent"
+    parent.mkdir(exist_ok=True)
+    (parent / "keep.txt").write_text("unchanged")
+    before = tree(parent)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir(exist_ok=True)
+    result = deckbuild("adopt", str(source), str(parent / "deck"), tmpdir=private_tmp)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert list(private_tmp.iterdir()) == []  # the private collection and trial project are gone too
+    assert f": {code} " in result.stderr, result.stderr
+    for text in expected:
+        assert text in result.stderr
+    assert "Traceback" not in result.stderr
+    assert tree(parent) == before
+    return result.stderr
+
+
+def _legacy_members(packages: dict[str, Path]) -> dict[str, bytes]:
+    with zipfile.ZipFile(packages["legacy"]) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+@pytest.mark.parametrize(
+    ("member", "why"),
+    [
+        ("../evil.txt", "a '..' component"),
+        ("media/../../evil.txt", "a '..' component"),
+        ("/etc/evil", "an absolute path"),
+        ("C:/evil", "an absolute path"),
+        ("..\\evil", "a backslash"),
+    ],
+)
+def test_members_escaping_the_folder_are_refused(packages: dict[str, Path], tmp_path: Path, member: str, why: str) -> None:
+    source = _zip(tmp_path / "evil.apkg", {**_legacy_members(packages), member: b"pwned"})
+    _refused(source, tmp_path, "E252", why)
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_a_zip_bomb_is_refused_by_its_compression_ratio(packages: dict[str, Path], tmp_path: Path) -> None:
+    bomb = {**_legacy_members(packages), "1": bytes(40 << 20)}
+    _refused(_zip(tmp_path / "bomb.apkg", bomb), tmp_path, "E253", "member '1' unpacks to", "a zip bomb")
+
+
+def test_a_zstd_bomb_inside_the_package_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    import zstandard
+
+    with zipfile.ZipFile(packages["current"]) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["collection.anki21b"] = zstandard.ZstdCompressor().compress(bytes(64 << 20))
+    stored = _zip(tmp_path / "zbomb.apkg", members, zipfile.ZIP_STORED)
+    _refused(stored, tmp_path, "E253", "member 'collection.anki21b' unpacks to")
+
+
+def test_a_member_larger_than_the_cap_is_refused_from_its_header(tmp_path: Path) -> None:
+    source = tmp_path / "huge.apkg"
+    with zipfile.ZipFile(source, "w") as archive:
+        info = zipfile.ZipInfo("collection.anki2")
+        archive.writestr(info, b"x")
+    data = bytearray(source.read_bytes())
+    # Lie in the central directory: 3 GB uncompressed (a header Anki's unzip would trust).
+    central = data.rfind(b"PK\x01\x02")
+    data[central + 24 : central + 28] = (3 << 30).to_bytes(4, "little")
+    source.write_bytes(bytes(data))
+    _refused(source, tmp_path, "E253", "unpacks to 3072 MB")
+
+
+def test_a_bomb_whose_headers_claim_a_small_size_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    source = _zip(tmp_path / "liar.apkg", {**_legacy_members(packages), "1": bytes(40 << 20)})
+    with zipfile.ZipFile(source) as archive:
+        local = archive.getinfo("1").header_offset
+    data = bytearray(source.read_bytes())
+    # Both headers of member "1" say it unpacks to 100 bytes; it unpacks to 40 MB.
+    data[local + 22 : local + 26] = (100).to_bytes(4, "little")
+    central = 0
+    while (central := data.find(b"PK\x01\x02", central + 1)) >= 0:
+        if data[central + 28 : central + 30] == b"\x01\x00" and data[central + 46 : central + 47] == b"1":
+            data[central + 24 : central + 28] = (100).to_bytes(4, "little")
+    source.write_bytes(bytes(data))
+    with zipfile.ZipFile(source) as archive:
+        assert archive.getinfo("1").file_size == 100  # the lie is in place
+    _refused(source, tmp_path, "E251", "the package is damaged and cannot be unpacked")
+
+
+def test_a_corrupt_database_is_a_located_error(tmp_path: Path) -> None:
+    garbage = b"SQLite format 3\x00" + os.urandom(4096)
+    source = _zip(tmp_path / "corrupt.apkg", {"collection.anki2": garbage, "media": b"{}"})
+    _refused(source, tmp_path, "E255", "Anki cannot read the package's collection")
+
+
+def test_not_a_package(tmp_path: Path) -> None:
+    (tmp_path / "notes.apkg").write_text("just text")
+    _refused(tmp_path / "notes.apkg", tmp_path, "E251", "expected a zip file")
+    _refused(_zip(tmp_path / "empty.apkg", {"readme.txt": b"hi"}), tmp_path, "E254", "expected collection.anki21b")
+    _refused(tmp_path / "missing.apkg", tmp_path, "E250", "no such file or folder")
+
+
+@pytest.mark.parametrize("name", ["../../evil.png", "sub/evil.png", ".hidden", "CON.png"])
+def test_media_names_that_escape_are_refused(packages: dict[str, Path], tmp_path: Path, name: str) -> None:
+    members = _legacy_members(packages)
+    members["media"] = json.dumps({"0": name}).encode()
+    _refused(_zip(tmp_path / "media.apkg", members), tmp_path, "E257", repr(name))
+
+
+def test_a_package_without_the_media_its_fields_name_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    _refused(packages["no-media"], tmp_path, "E263", "fields reference 1 media file(s) the source does not hold: 'cat.png'")
+
+
+def test_a_non_empty_dir_is_refused(packages: dict[str, Path], tmp_path: Path) -> None:
+    parent = tmp_path / "parent"
+    (parent / "deck").mkdir(parents=True)
+    (parent / "deck" / "notes.md").write_text("mine")
+    before = tree(parent)
+    result = deckbuild("adopt", str(packages["current"]), str(parent / "deck"))
+    assert result.returncode == 1 and ": E258 DIR exists and is not empty" in result.stderr
+    assert tree(parent) == before
+
+
+# --- CrowdAnki ----------------------------------------------------------------------------------
+
+
+def crowdanki_folder(folder: Path) -> Path:
+    deck = {
+        "__type__": "Deck",
+        "name": "Geo",
+        "note_models": [
+            {
+                "__type__": "NoteModel",
+                "crowdanki_uuid": "m-1",
+                "name": "Country",
+                "type": 0,
+                "css": ".card {}",
+                "flds": [{"name": "Country", "ord": 0}, {"name": "Capital", "ord": 1}, {"name": "Map", "ord": 2}],
+                "tmpls": [{"name": "Card 1", "qfmt": "{{Country}}", "afmt": "{{FrontSide}}<hr>{{Capital}}{{Map}}"}],
+            }
+        ],
+        "notes": [
+            {
+                "__type__": "Note",
+                "guid": "g-france",
+                "note_model_uuid": "m-1",
+                "fields": ["France", "Paris", ""],
+                "tags": ["europe"],
+            }
+        ],
+        "children": [
+            {
+                "__type__": "Deck",
+                "name": "Asia",
+                "notes": [
+                    {
+                        "guid": "g-japan",
+                        "note_model_uuid": "m-1",
+                        "fields": ["Japan", "Tokyo", '<img src="japan.png">'],
+                        "tags": [],
+                    }
+                ],
+                "children": [],
+            }
+        ],
+        "media_files": ["japan.png"],
+    }
+    (folder / "media").mkdir(parents=True)
+    (folder / "media" / "japan.png").write_bytes(IMAGE)
+    (folder / "media" / "unused.png").write_bytes(IMAGE)
+    (folder / "deck.json").write_text(json.dumps(deck))
+    return folder
+
+
+def test_adopt_a_crowdanki_folder(tmp_path: Path) -> None:
+    source = crowdanki_folder(tmp_path / "Geo")
+    result, project = adopt_into(source, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load((project / "deck.yaml").read_text())["name"] == "Geo"
+    assert _cards(project / "cards/main.yaml")[0]["guid"] == "g-france"
+    asia = yaml.safe_load((project / "cards/asia.yaml").read_text())
+    assert asia["deck"] == "Asia" and asia["cards"][0]["fields"]["Map"] == {"html": '<img src="japan.png">'}
+    assert sorted(p.name for p in (project / "media").iterdir()) == ["japan.png"]
+
+
+def test_broken_crowdanki_folders_are_refused(tmp_path: Path) -> None:
+    source = crowdanki_folder(tmp_path / "Geo")
+    (source / "deck.json").write_text('{"name": "Geo", "notes": [')
+    _refused(source, tmp_path, "E256", "deck.json is not valid JSON")
+    source = crowdanki_folder(tmp_path / "Geo2")
+    (source / "media" / "japan.png").unlink()
+    (source / "media" / "japan.png").symlink_to("/etc/passwd")
+    _refused(source, tmp_path, "E257", "media/japan.png is not a regular file")
+    deck = json.loads((source / "deck.json").read_text())
+    deck["notes"][0]["fields"].append("one too many")
+    (source / "deck.json").write_text(json.dumps(deck))
+    _refused(source, tmp_path, "E256", "its note model has 3 fields; the note gives 4")
+    deck["notes"][0]["fields"].pop()
+    deck["children"][0]["notes"][0]["fields"][2] = '<img src="../../../etc/passwd">'
+    (source / "deck.json").write_text(json.dumps(deck))
+    _refused(source, tmp_path, "E257", "its name is a path")
+
+
+# --- acceptance 1: the adopted build changes nothing in the collection it came from ------------
+
+
+def _scheduling(col: Any) -> tuple[list[tuple[int, ...]], int]:
+    cards = sorted(col.db.all("select id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses from cards"))
+    return [tuple(row) for row in cards], col.db.scalar("select count() from revlog")
+
+
+def _edit(project: Path, card_id: str, field: str, value: str) -> None:
+    for path in sorted((project / "cards").iterdir()):
+        text = path.read_text()
+        data = yaml.safe_load(text)
+        cards = data["cards"] if isinstance(data, dict) else data
+        for card in cards:
+            if card["id"] == card_id:
+                old = card["fields"][field]
+                assert f"{field}: {old}\n" in text
+                path.write_text(text.replace(f"{field}: {old}\n", f"{field}: {value}\n", 1))
+                return
+    raise AssertionError(f"no card {card_id}")
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "current"])
+def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -> None:
+    from anki.collection import Collection
+    from ankiutil import import_package
+
+    col = make_collection(tmp_path / "anki", hostile=True)
+    try:
+        source = export(col, tmp_path / "deck.apkg", legacy=legacy)
+        before = _scheduling(col)
+        notes_before = {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")}
+    finally:
+        col.close()
+    assert before[1] == 4  # four cards reviewed
+    project = tmp_path / "project"
+    result = deckbuild("adopt", str(source), str(project))
+    assert result.returncode == 0, result.stderr
+    assert (project / "deckbuild.lock").is_file()
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    package = next((project / "dist").glob("*.apkg"))
+
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        log = import_package(col, package)
+        # "duplicate": notes Anki already has and leaves as they are (re-importing Anki's own export says the same)
+        assert (len(log.new), len(log.updated), len(log.conflicting)) == (0, 0, 0)
+        # every note but the one Anki made no card of (adopt leaves it out, E267)
+        assert len(log.duplicate) == log.found_notes == len(notes_before) - 1 == 11
+        assert _scheduling(col) == before
+        assert {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")} == notes_before
+        assert not any(m["name"].endswith("+") for m in col.models.all())  # no duplicate note type
+    finally:
+        col.close()
+
+    _edit(project, "inu", "Meaning", "dog (the animal)")
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    package = next((project / "dist").glob("*.apkg"))
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        log = import_package(col, package)
+        assert (len(log.new), len(log.updated), len(log.conflicting)) == (0, 1, 0)
+        edited = [nid for nid in col.find_notes("") if col.get_note(nid).fields != notes_before[nid][0]]
+        assert len(edited) == 1 and col.get_note(edited[0])["Meaning"] == "dog (the animal)"
+        assert _scheduling(col) == before  # cards, their scheduling and the review log untouched
+    finally:
+        col.close()
+
+
+def test_anki_ids_adopt_keeps_reach_anki_negative_ones_too(tmp_path: Path) -> None:
+    """Anki's field and template ids are signed 64-bit: about half of them are negative."""
+    from ankiutil import import_package, new_collection
+    from conftest import copy_project
+
+    from deckbuild.commands import build
+
+    project = copy_project("declared", tmp_path)
+    path = project / "notetypes/vocab/notetype.yaml"
+    ids = "id: 1796171666387\nfield_ids: {Word: -5085831497698186634, Reading: 9065372156383374031}\n"
+    path.write_text(path.read_text() + ids + "template_ids: {Recall: -6975490940140976572}\n")
+    result = build(project)
+    col = new_collection(tmp_path / "anki")
+    try:
+        import_package(col, result.path)
+        vocab = col.models.get(1796171666387)  # type: ignore[arg-type]
+        assert vocab is not None
+        fields = {f["name"]: f["id"] for f in vocab["flds"]}
+        assert fields["Word"] == -5085831497698186634 and fields["Reading"] == 9065372156383374031
+        assert {t["name"]: t["id"] for t in vocab["tmpls"]}["Recall"] == -6975490940140976572
+    finally:
+        col.close()
+
+
+def test_a_failure_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deckbuild.adopt import write
+
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    before = tree(parent)
+    renames: list[str] = []
+
+    def failing_rename(src: Any, dst: Any) -> None:
+        renames.append(str(dst))
+        if len(renames) == 3:
+            raise OSError(28, "No space left on device")
+        os.replace(src, dst)
+
+    monkeypatch.setattr(write.os, "rename", failing_rename)
+    files = {"deck.yaml": b"name: x\n", "cards/main.yaml": b"[]\n", "media/a.png": IMAGE, "notetypes/a/notetype.yaml": b"{}"}
+    with pytest.raises(OSError, match="No space left"):
+        write.write_project(parent / "deck", files)
+    assert len(renames) == 3 and tree(parent) == before
+    (parent / "empty").mkdir()
+    before = tree(parent)
+    renames.clear()
+    with pytest.raises(OSError):
+        write.write_project(parent / "empty", files)
+    assert tree(parent) == before  # an empty DIR that existed stays, empty
+
+
+@pytest.mark.parametrize(
+    "text", ["AT&T", "a&b c", "tom&jerry", "a & b", "x &amp; y", "&lt;b&gt;", "&copy 2020", "a&&b", "&#106;x", "a &"]
+)
+def test_a_bare_ampersand_is_written_so_the_build_keeps_it(text: str) -> None:
+    """Python's HTML parser drops or completes a bare '&' before a letter ("AT&T" -> "ATT")."""
+    import html
+
+    from deckbuild.adopt.names import escape_bare_ampersands
+    from deckbuild.notetypes.sanitize import sanitize_html
+
+    written = escape_bare_ampersands(text)
+    assert html.unescape(written) == html.unescape(text)  # what a browser shows is unchanged
+    if "&copy " not in text:  # the sanitizer writes the legacy `&copy` as `&copy;` (shown alike)
+        assert sanitize_html(written)[0] == written  # and the build keeps every character
