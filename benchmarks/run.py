@@ -25,7 +25,8 @@ taken pair by pair within one pass (the edit right after a genanki write, the co
 right after a --jobs 1 one) and the median of those ratios is shown, so a machine whose
 speed drifts still compares like with like.  Peak memory is that of the whole process
 tree, workers included: the sum of the proportional set sizes (PSS: a page shared by a
-forked worker counts once) of the process and its descendants, sampled every 10 ms.
+forked worker counts once) of the process and its descendants, sampled every 10 ms for the
+first second and every 100 ms after.
 CPU is user + system seconds of the process and every descendant it waited for.
 
 `--quick` (the test suite's smoke test: tests/test_benchmark.py) measures one small
@@ -39,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import sqlite3
@@ -153,8 +155,8 @@ def edit_one_card(root: Path) -> None:
     marker = "  answer: |\n"
     if marker in text:
         text = text.replace(marker, marker + "    - An edited first point.\n", 1)
-    else:  # shipped decks may write answers on one line
-        text = text.replace("  answer: ", "  answer: Edited. ", 1)
+    else:  # shipped decks write answers on one line, plain or quoted: the edit goes inside the quotes
+        text = re.sub(r"(?m)^(  answer: )(['\"]?)", lambda m: m.group(1) + m.group(2) + "Edited. ", text, count=1)
     path.write_text(text, encoding="utf-8")
 
 
@@ -211,9 +213,12 @@ def run(args: list[str], cwd: Path | None = None) -> Run:
     done = threading.Event()
 
     def sample() -> None:
+        # Every 10 ms for the first second (short runs), then every 100 ms: reading a large
+        # process's smaps costs milliseconds of CPU, which the measured build would lose.
+        began = time.perf_counter()
         while not done.is_set():
             peak[0] = max(peak[0], _tree_pss_kb(proc.pid))
-            done.wait(0.01)
+            done.wait(0.01 if time.perf_counter() - began < 1 else 0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -442,7 +447,7 @@ def main() -> None:
         f"\nWall seconds, each a fresh process, median of {repeat}; CPU/wall = CPU seconds of the whole process tree over"
         " wall seconds (2.0 = two cores busy); ratios are medians of pairs measured back to back. First build = no"
         " record, no cache, every core; warm rebuild = the .apkg deleted, caches kept. Peak MB (tree) = the sampled"
-        " peak of the summed PSS of the process and its workers."
+        " peak of the summed PSS of the process and its workers (every 10 ms for 1 s, then every 100 ms)."
     )
     for note in notes:
         print(f"\nNote: {note}")
