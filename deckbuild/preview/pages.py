@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
+
+from deckbuild.fsutil import atomic_write_bytes
 
 MANIFEST = "preview-pages.json"
 
@@ -48,9 +49,7 @@ class SiteWriter:
             self.seen[rel] = entry
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)  # a server reading the page meanwhile sees the old or the new one
+        atomic_write_bytes(path, data)  # a server reading the page meanwhile sees the old or the new one
         self.seen[rel] = [digest, *(self._stat(path) or [])]
         self.written.append(rel)
 
@@ -61,4 +60,4 @@ class SiteWriter:
         if self.manifest is not None:
             self.manifest.parent.mkdir(parents=True, exist_ok=True)
             data = {"out": str(self.out_dir.resolve()), "files": dict(sorted(self.seen.items()))}
-            self.manifest.write_text(json.dumps(data) + "\n", encoding="utf-8")
+            atomic_write_bytes(self.manifest, (json.dumps(data) + "\n").encode())
