@@ -589,8 +589,7 @@ def test_a_bare_ampersand_is_written_so_the_build_keeps_it(text: str) -> None:
     """Python's HTML parser drops or completes a bare '&' before a letter ("AT&T" -> "ATT")."""
     import html
 
-    from deckbuild.adopt.names import escape_bare_ampersands
-    from deckbuild.notetypes.sanitize import sanitize_html
+    from deckbuild.notetypes.sanitize import escape_bare_ampersands, sanitize_html
 
     written = escape_bare_ampersands(text)
     assert html.unescape(written) == html.unescape(text)  # what a browser shows is unchanged

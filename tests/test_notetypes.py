@@ -404,3 +404,13 @@ def test_problems_in_notetype_yaml_are_located(declared: Path) -> None:
         ("E205", "notetypes/broken/notetype.yaml:7:12"),
         ("E210", "notetypes/broken/notetype.yaml:8:5"),
     ]
+
+
+@pytest.mark.parametrize(("written", "shown"), [("AT&T", "AT&T"), ("a &b", "a &b"), ("tom&jerry rule", "tom&jerry rule")])
+def test_a_bare_ampersand_in_an_html_field_keeps_its_text(written: str, shown: str) -> None:
+    """A hand-written {html:} field: Python's parser alone would drop the '&' ("AT&T" -> "ATT")."""
+    import html
+
+    safe, removed = sanitize_html(f"<b>{written}</b>")
+    assert removed == []
+    assert html.unescape(safe.removeprefix("<b>").removesuffix("</b>")) == shown

@@ -18,13 +18,14 @@ from typing import Any
 import yaml
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
-from deckbuild.adopt.names import escape_bare_ampersands, media_references
+from deckbuild.adopt.names import media_references
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
 from deckbuild.errors import LocatedError, Location, Problem
 from deckbuild.layout import CONFIG_FILE
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
+from deckbuild.notetypes.sanitize import escape_bare_ampersands
 from deckbuild.sources import TAG_PATTERN
 
 FIRST_VERSION = "1.0.0"

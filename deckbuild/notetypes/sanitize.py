@@ -9,6 +9,7 @@ each removal is reported so the build can say so.
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 from html.parser import HTMLParser
 
@@ -159,9 +160,39 @@ class _Sanitizer(HTMLParser):
         self.removed.append("declaration")
 
 
+# Named references a browser decodes without a ';' (HTML's legacy ones: &amp &lt &copy ...).
+_LEGACY_NAMES = tuple(sorted((k for k in html.entities.html5 if not k.endswith(";")), key=len, reverse=True))
+_NAMED_WITH_SEMICOLON = re.compile(r"[A-Za-z][A-Za-z0-9]*;")
+
+
+def escape_bare_ampersands(field_html: str) -> str:
+    """`&` that starts no character reference written as `&amp;`: a browser shows both alike.
+
+    Anki's editor writes `&amp;`, but fields made by other tools hold a bare `&` ("AT&T"),
+    which an HTML parser may read as an unfinished reference (Python's drops or completes
+    it).  A `&` that does start a reference (`&#..`, `&name;`, a legacy `&lt`), or is followed
+    by no letter, is left alone.
+    """
+    if "&" not in field_html:
+        return field_html
+    parts = field_html.split("&")
+    out = [parts[0]]
+    for part in parts[1:]:
+        # Only a letter after it makes a parser take a bare '&' for a reference ("& b", "&&" are text).
+        bare = part[:1].isascii() and part[:1].isalpha()
+        if bare and (_NAMED_WITH_SEMICOLON.match(part) is not None or part.startswith(_LEGACY_NAMES)):
+            bare = False
+        out.append(("&amp;" if bare else "&") + part)
+    return "".join(out)
+
+
 def sanitize_html(text: str) -> tuple[str, list[str]]:
-    """The field's HTML with everything unsafe removed, and what was removed (empty: unchanged)."""
+    """The field's HTML with everything unsafe removed, and what was removed (empty: unchanged).
+
+    Bare ampersands are escaped first (escape_bare_ampersands): the parser would otherwise
+    drop the '&' of "AT&T" and the learner would read "ATT".
+    """
     parser = _Sanitizer()
-    parser.feed(text)
+    parser.feed(escape_bare_ampersands(text))
     parser.close()
     return "".join(parser.out), parser.removed
