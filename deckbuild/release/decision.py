@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.apkg.notetypes import NoteType
-from deckbuild.errors import LocatedError, Location
+from deckbuild.errors import Location
 from deckbuild.layout import CHANGELOG, CONFIG_FILE
 from deckbuild.model import DeckConfig, RenderedNote
 from deckbuild.release import identity, versioning
@@ -54,30 +54,13 @@ def decide(
     current = {n.card_id: versioning.published(n) for n in rendered}
     schemas = {key: nt.schema() for key, nt in (notetypes or NOTETYPES).items()}
     changes = identity.release_changes(root, config, versioning.compare(previous, current, schemas), past)
-    needed = changes.needed_bump()
     where = Location(CONFIG_FILE)
     if previous is None:
         version = versioning.bump(config.version, bump) if bump else config.version
         identity.refuse_minor_namespace_change(changes, bump or "")
     else:
-        if needed is None and bump is None:
-            raise LocatedError(
-                where,
-                "E502",
-                f"nothing changed since release {previous.version}; edit cards first, or force a release with --bump",
-            )
-        part = bump or needed
-        assert part is not None
-        if changes.schema_changed and (part != "major" or not allow_schema_change):
-            raise LocatedError(
-                where,
-                "E501",
-                f"note type(s) {', '.join(changes.schema_changed)} changed fields or templates since release "
-                f"{previous.version}; Anki would create a duplicate note type. Revert the change, or ship it as a "
-                "major release that says so: deckbuild release --bump major --allow-schema-change",
-            )
+        part, version = versioning.next_version(previous.version, changes, bump, allow_schema_change, where)
         identity.refuse_minor_namespace_change(changes, part)
-        version = versioning.bump(previous.version, part)
     # The one read of the clock for this release; every changed note gets this time.
     now = clock.now()
     notice = NOTETYPES["qa"].fields.index("Notice")

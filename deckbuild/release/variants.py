@@ -134,23 +134,15 @@ def decide_variant(
     if previous is None:
         version = versioning.bump(variant.version, bump) if bump else variant.version
     else:
-        part = bump or changes.needed_bump()
-        if part is None:
-            raise LocatedError(
-                where,
-                "E502",
-                f"variant '{key}': nothing changed since its release {previous.version}; edit cards first, or force "
-                "a release with --bump",
-            )
-        if changes.schema_changed and (part != "major" or not allow_schema_change):
-            raise LocatedError(
-                where,
-                "E501",
-                f"variant '{key}': note type(s) {', '.join(changes.schema_changed)} changed fields or templates since "
-                f"its release {previous.version}; release it as a major version that says so: deckbuild release "
-                f"--variant {key} --bump major --allow-schema-change",
-            )
-        version = versioning.bump(previous.version, part)
+        _part, version = versioning.next_version(
+            previous.version,
+            changes,
+            bump,
+            allow_schema_change,
+            where,
+            subject=f"variant '{key}'",
+            command=f"deckbuild release --variant {key}",
+        )
     # The one read of the clock for this release, shared with the record's stamps.
     now = clock.now()
     snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), current)

@@ -233,6 +233,40 @@ def bump(version: str, part: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
+def next_version(
+    previous: str,
+    changes: Changes,
+    part: str | None,
+    allow_schema_change: bool,
+    where: Location,
+    *,
+    subject: str = "",
+    command: str = "deckbuild release",
+) -> tuple[str, str]:
+    """The part to bump (`part`, else what the changes need) and the version after `previous`.
+
+    Refuses a release with nothing in it (E502) and a note type schema change not shipped as
+    a major release with --allow-schema-change (E501: Anki would make a `Name+` note type).
+    `subject` names what is released when it is not the deck (a variant), `command` how to
+    release it.
+    """
+    label, since = (f"{subject}: ", f"its release {previous}") if subject else ("", f"release {previous}")
+    part = part or changes.needed_bump()
+    if part is None:
+        raise LocatedError(
+            where, "E502", f"{label}nothing changed since {since}; edit cards first, or force a release with --bump"
+        )
+    if changes.schema_changed and (part != "major" or not allow_schema_change):
+        raise LocatedError(
+            where,
+            "E501",
+            f"{label}note type(s) {', '.join(changes.schema_changed)} changed fields or templates since {since}; Anki "
+            "would create a duplicate note type. Revert the change, or ship it as a major release that says so: "
+            f"{command} --bump major --allow-schema-change",
+        )
+    return part, bump(previous, part)
+
+
 def changelog_entry(version: str, when: int, changes: Changes, deck_name: str = "") -> str:
     """The CHANGELOG.md section for one release (exact text is tested); deck_name names moved notes' decks."""
     date = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
