@@ -36,9 +36,12 @@ class _Model(genanki.Model):  # type: ignore[misc]
 
     @property
     def _req(self) -> Any:
-        if self._deckbuild_req is not None:
-            return self._deckbuild_req
-        return super()._req
+        # genanki caches its own `_req`, but this property shadows that cache, and genanki
+        # asks for it once per front/back note (two dozen template renders each time: half
+        # a first build's packaging).  It depends only on the fields and templates.
+        if self._deckbuild_req is None:
+            self._deckbuild_req = super()._req
+        return self._deckbuild_req
 
     def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
         data: dict[str, Any] = super().to_json(self._deckbuild_mod, deck_id)
