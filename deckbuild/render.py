@@ -123,13 +123,15 @@ def markdown_html(text: str, *, inline: bool = False) -> str:
 # random texts of exactly these characters and of the excluded ones.
 _PLAIN_PUNCTUATION = frozenset(" .,;:?!'\"()/%@$^=+-#~<>&{}")
 _BLOCK_START = re.compile(r"[#>\-+*=|~` \d]")
+_ASCII_PLAIN = re.compile(r"[A-Za-z0-9 .,;:?!'\"()/%@$^=+\-#~<>&{}\n]*")
 
 
 def _plain_fast(text: str) -> str | None:
     """Python-Markdown's output for a stripped text without Markdown syntax; None otherwise."""
-    for char in text:
-        if not (char.isalnum() and char.isprintable()) and char not in _PLAIN_PUNCTUATION and char != "\n":
-            return None
+    if not _ASCII_PLAIN.fullmatch(text):  # the common case decided by one regex; else char by char
+        for char in text:
+            if not (char.isalnum() and char.isprintable()) and char not in _PLAIN_PUNCTUATION and char != "\n":
+                return None
     if "<" in text and ">" in text:
         return None
     for line in text.split("\n"):
@@ -150,11 +152,104 @@ def _render(text: str, inline: bool) -> str:
     return escape_braces(fast[3:-4] if inline else fast)
 
 
-def _render_markdown(text: str, inline: bool) -> str:
-    """The full path: Python-Markdown with math and `&` hidden from it."""
-    global _md
-    if _md is None:
-        _md = _new_markdown()
+# The subset fast path.  Most Markdown on cards is one paragraph or one flat `- ` list of
+# lines using only `**strong**`, `*em*`, `` `code` `` and math: for such a text (after
+# math and `&` are hidden, as for Python-Markdown) _subset_html writes Python-Markdown's
+# output itself, several times faster; anything outside the subset -- blank lines, other
+# block starts, lazy or indented lines, unpaired or nested or adjacent `*` runs, `_`
+# outside code, backslashes, brackets, pipes, `<` with `>`, double backticks, spaces
+# inside the ends of a span -- returns None and goes to Python-Markdown.  The subset is
+# deliberately narrower than what Python-Markdown renders the same way;
+# tests/test_render_fastpath.py checks subset == Python-Markdown on random texts built
+# from the subset's edges.
+# besides letters and digits: the plain punctuation, our placeholders' mark, newline, and
+# the subset's syntax (`_`, `[` and `]` only inside code, checked per part)
+_SUBSET_CHARS = frozenset(_PLAIN_PUNCTUATION | {_MARK, "\n", "*", "`", "_", "[", "]"})
+_ASCII_SUBSET = re.compile(r"[A-Za-z0-9 .,;:?!'\"()/%@$^=+\-#~<>&{}\n*`_\[\]\u2063]*")
+_STAR_RUNS = re.compile(r"(\*+)")
+# block starts (as in _BLOCK_START) except `*` before text, and backtick fences
+_SUBSET_LINE_START = re.compile(r"[#>\-+=|~ \d_]|\*(?:\s|$)|\*\*(?:[\s*]|$)|``")
+
+
+def _subset_html(protected: str) -> str | None:
+    """Python-Markdown's HTML for a protected text inside the subset above; None otherwise."""
+    if "<" in protected and ">" in protected:
+        return None
+    if not _ASCII_SUBSET.fullmatch(protected):  # the common case decided by one regex; else char by char
+        for char in protected:
+            if not (char.isalnum() and char.isprintable()) and char not in _SUBSET_CHARS:
+                return None
+    lines = protected.split("\n")
+    if lines[0].startswith("- "):
+        items: list[str] = []
+        for line in lines:
+            if not line.startswith("- "):
+                return None
+            item = _subset_inline(line[2:]) if _line_ok(line[2:]) else None
+            if item is None:
+                return None
+            items.append("<li>" + item + "</li>")
+        return "<ul>\n" + "\n".join(items) + "\n</ul>"
+    for line in lines:
+        if not _line_ok(line):
+            return None
+    body = _subset_inline(protected)
+    return None if body is None else "<p>" + body + "</p>"
+
+
+def _line_ok(line: str) -> bool:
+    return bool(line) and not _SUBSET_LINE_START.match(line) and not line[-1].isspace()
+
+
+def _subset_inline(text: str) -> str | None:
+    """Inline HTML of one paragraph or list item (of _SUBSET_CHARS): code spans, then `*` pairs, else escaped text."""
+    if "``" in text:
+        return None
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick
+        return None
+    out: list[str] = []
+    for index, part in enumerate(parts):
+        if index % 2:
+            if not part or part != part.strip() or "\n" in part:
+                return None
+            out.append("<code>" + html.escape(part, quote=False) + "</code>")
+            continue
+        if "_" in part or "[" in part or "]" in part:  # only inside code
+            return None
+        if "*" not in part:
+            out.append(html.escape(part, quote=False))
+            continue
+        pieces = _STAR_RUNS.split(part)  # text, run, text, run, ..., text
+        if len(pieces) % 4 != 1:  # runs must pair up
+            return None
+        out.append(html.escape(pieces[0], quote=False))
+        for at in range(1, len(pieces), 4):
+            opener, inner, closer, after = pieces[at : at + 4]
+            if opener != closer or len(opener) > 2 or not inner or inner != inner.strip() or "\n" in inner:
+                return None
+            tag = "strong" if len(opener) == 2 else "em"
+            out.append(f"<{tag}>{html.escape(inner, quote=False)}</{tag}>{html.escape(after, quote=False)}")
+    return "".join(out)
+
+
+def _render_markdown(text: str, inline: bool, subset: bool = True) -> str:
+    """Python-Markdown's rendering with math and `&` hidden from it (through _subset_html
+    when the text is inside its subset, unless `subset` is False)."""
+    protected, spans = _protect(text)
+    out = _subset_html(protected) if subset else None
+    if out is None:
+        out = _convert(protected)
+    if inline and out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
+        out = out[3:-4]
+    out = escape_braces(out).replace(_AMP, "&amp;")
+    for index, span in enumerate(spans):
+        out = out.replace(_PLACEHOLDER.format(index), html.escape(span, quote=False))
+    return out
+
+
+def _protect(text: str) -> tuple[str, list[str]]:
+    """The stripped text with its math spans and `&` replaced by placeholders, and the spans."""
     spans: list[str] = []
 
     def protect(match: re.Match[str]) -> str:
@@ -164,14 +259,15 @@ def _render_markdown(text: str, inline: bool) -> str:
 
     # Markdown keeps `&lt;`-style entities as entities; an `&` typed on a card must show
     # literally, so every `&` is hidden from Markdown and written back as `&amp;`.
-    protected = _protect_math(text.strip().replace(_MARK, ""), protect).replace("&", _AMP)
+    return _protect_math(text.strip().replace(_MARK, ""), protect).replace("&", _AMP), spans
+
+
+def _convert(protected: str) -> str:
+    global _md
+    if _md is None:
+        _md = _new_markdown()
     _md.reset()
-    out = _md.convert(protected)
-    if inline and out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
-        out = out[3:-4]
-    out = escape_braces(out).replace(_AMP, "&amp;")
-    for index, span in enumerate(spans):
-        out = out.replace(_PLACEHOLDER.format(index), html.escape(span, quote=False))
+    out: str = _md.convert(protected)
     return out
 
 
