@@ -36,9 +36,11 @@ class _Model(genanki.Model):  # type: ignore[misc]
 
     @property
     def _req(self) -> Any:
-        if self._deckbuild_req is not None:
-            return self._deckbuild_req
-        return super()._req
+        # Computed once: this property hides genanki's cached one, which then ran chevron
+        # over every template for each note genanki is asked about.
+        if self._deckbuild_req is None:
+            self._deckbuild_req = super()._req
+        return self._deckbuild_req
 
     def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
         data: dict[str, Any] = super().to_json(self._deckbuild_mod, deck_id)
