@@ -81,7 +81,7 @@ def render_notes(
             continue
         if reuse is not None:
             hit = reuse.lookup(card, due, by_id, duplicates_of)
-            if hit is not None:
+            if hit is not None and len(hit.fields) == len((QA if card.kind == "qa" else CLOZE).fields):
                 notes.append(hit)
                 continue
         difficulty, topics, source = effective(card, by_id)

@@ -15,6 +15,7 @@ This module is imported by every build, even one that is up to date: heavy modul
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,6 @@ class Plan:
     problems: tuple[Problem, ...] = ()  # sorted by place; warnings only, unless goal is "check"
     figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
     notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
-    facets: Mapping[str, Facets] = field(default_factory=dict)  # by card id
     record: Record | None = None  # the build record as this plan leaves it
     release: ReleaseDecision | None = None
     imported: ImportReport | None = None
@@ -100,6 +100,12 @@ class Plan:
     variants: tuple[tuple[Path, int], ...] = ()
     only_variant: str | None = None
     variant_release: VariantDecision | None = None
+
+    @functools.cached_property
+    def facets(self) -> Mapping[str, Facets]:
+        """By card id: what each note's tags say of it, and its card's place (read by the preview
+        only, so computed on first use rather than on every build)."""
+        return _facets(self.cards, self.notes)
 
     @property
     def package(self) -> Path | None:
@@ -352,7 +358,6 @@ def _plan(
         problems=tuple(problems),
         figures=figures,
         notes=tuple(stamped),
-        facets=_facets(cards, stamped),
         record=new_record,
         release=decision,
         outputs=tuple(outputs),

@@ -213,7 +213,9 @@ def test_a_corrupt_note_row_in_the_cache_is_rendered_again(sample: Path) -> None
     data = out.read_bytes()
     out.unlink()
     conn = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")
-    conn.execute("UPDATE notes SET value = 'not json'")
+    conn.execute("UPDATE notes SET fields = 'not a list of fields' WHERE rowid % 3 = 0")
+    conn.execute("UPDATE notes SET fields = substr(fields, 1, instr(substr(fields, 2), char(31))) WHERE rowid % 3 = 1")
+    conn.execute("UPDATE notes SET tags = 42 WHERE rowid % 3 = 2")  # TEXT affinity: '42', not a list of tags
     conn.commit()
     conn.close()
     assert build(sample).path.read_bytes() == data

@@ -36,9 +36,8 @@ class _Model(genanki.Model):  # type: ignore[misc]
 
     @property
     def _req(self) -> Any:
-        # genanki caches its own `_req`, but this property shadows that cache, and genanki
-        # asks for it once per front/back note (two dozen template renders each time: half
-        # a first build's packaging).  It depends only on the fields and templates.
+        # Computed once: this property hides genanki's cached one, which then ran chevron
+        # over every template for each note genanki is asked about.
         if self._deckbuild_req is None:
             self._deckbuild_req = super()._req
         return self._deckbuild_req

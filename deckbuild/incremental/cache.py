@@ -39,13 +39,16 @@ from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, Figure, MediaFile, RenderedNote
 
 CACHE_FILE = "cache.sqlite"
+# A cached note: every RenderedNote field but its position (text, tuples of text), a column each.
+_NOTE_FIELDS = tuple(f.name for f in dataclasses.fields(RenderedNote) if f.name != "due")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (code TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS parsed (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
 CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+""".format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in _NOTE_FIELDS))
+_TABLES = ("meta", "parsed", "markdown", "notes", "ords")
 
 
 class BuildCache:
@@ -57,7 +60,7 @@ class BuildCache:
         self._code = code_fingerprint().encode()
         self._used_parsed: set[bytes] = set()
         self._used_notes: set[bytes] = set()
-        self._fresh_notes: dict[bytes, str] = {}
+        self._fresh_notes: list[tuple[Any, ...]] = []
         self._rendered: dict[bytes, str] = {}  # rendered by parse workers this build
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
 
@@ -164,42 +167,39 @@ class BuildCache:
         self._used_notes.update(keys)
         if self._conn is None or not keys:
             return {}
-        found: dict[bytes, tuple[Any, ...]] = {}
         try:
             self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
             self._conn.execute("DELETE FROM wanted")
             self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
-            rows = self._conn.execute("SELECT notes.key, notes.value FROM notes JOIN wanted ON notes.key = wanted.key").fetchall()
+            rows = self._conn.execute(f"SELECT notes.key, {_NOTE_COLUMNS} FROM notes JOIN wanted ON notes.key = wanted.key")
+            found: dict[bytes, tuple[Any, ...]] = {}
+            for row in rows:
+                values = _note_values(row)
+                if values is not None:  # else rendered again, and stored over
+                    found[row[0]] = values
+            return found
         except sqlite3.Error:
             return {}
-        for key, value in rows:
-            try:
-                values = json.loads(value)
-                if len(values) != len(_NOTE_FIELDS):
-                    continue
-                found[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values)
-            except (ValueError, TypeError):
-                continue  # rendered again, and stored over
-        return found
 
     def store_note(self, key: bytes, note: RenderedNote) -> None:
         if not self._writable:
             return
         self._used_notes.add(key)
-        try:
-            self._fresh_notes[key] = json.dumps([getattr(note, name) for name in _NOTE_FIELDS], ensure_ascii=False)
-        except (TypeError, ValueError):
-            return  # a value JSON cannot hold (a new kind of field): just not cached
+        row = _note_row(key, note)
+        if row is not None:
+            self._fresh_notes.append(row)
         if len(self._fresh_notes) >= 1000:  # written as they come: a first build's would be its size again in memory
             self._flush_notes()
 
     def _flush_notes(self) -> None:
         try:
             assert self._conn is not None
-            self._conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?)", self._fresh_notes.items())
+            self._conn.executemany(
+                f"INSERT OR REPLACE INTO notes VALUES (?, {', '.join('?' * len(_NOTE_FIELDS))})", self._fresh_notes
+            )
         except sqlite3.Error:
             pass
-        self._fresh_notes = {}
+        self._fresh_notes = []
 
     def save_notes(self) -> None:
         """Write the notes rendered this build; forget unused ones once they pile up."""
@@ -293,7 +293,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path)
     conn.executescript(_SCHEMA)
     if _stored_code(conn) != code_fingerprint():
-        conn.executescript("DELETE FROM meta; DELETE FROM parsed; DELETE FROM markdown; DELETE FROM notes; DELETE FROM ords;")
+        # Dropped, not emptied: other code may keep other columns.
+        conn.executescript("".join(f"DROP TABLE IF EXISTS {table};" for table in _TABLES) + _SCHEMA)
         conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
         conn.commit()
     return conn
@@ -421,13 +422,28 @@ def _card_json(card: Card) -> list[Any]:
     return out
 
 
+# Fields decoded by kind (each list is rebuilt with one call, not one per value): tuples of
+# words, and anything else that is a tuple in the model (nested lists become nested tuples).
+_FLAT_TUPLES = tuple(f.name for f in dataclasses.fields(Card) if f.type == "tuple[str, ...]")
+_NESTED = tuple(
+    f.name
+    for f in dataclasses.fields(Card)
+    if str(f.type).startswith("tuple[") and f.name not in _FLAT_TUPLES and f.name not in _DECODE
+)
+
+
 def _card(data: list[Any]) -> Card:
     if len(data) != len(_CARD_FIELDS):
         raise ValueError("cached card has other fields than this Card")
-    values = {}
-    for name, value in zip(_CARD_FIELDS, data, strict=True):
-        decode = _DECODE.get(name)
-        values[name] = decode(value) if decode is not None else (_tuples(value) if isinstance(value, list) else value)
+    values = dict(zip(_CARD_FIELDS, data, strict=True))
+    values["location"] = _location(values["location"])
+    values["key_locations"] = KeyLocations(values["key_locations"])
+    if values["figure"] is not None:
+        values["figure"] = _figure(values["figure"])
+    for name in _FLAT_TUPLES:
+        values[name] = tuple(values[name])
+    for name in _NESTED:
+        values[name] = _tuples(values[name])
     card: Card = _restore(Card, values)
     return card
 
@@ -454,8 +470,43 @@ def _shown(card: Card) -> bytes:
     return repr((card.id, card.question, card.context, card.difficulty, card.topics, card.source)).encode()
 
 
-# A cached note: every RenderedNote field but its position (text, tuples of text).
-_NOTE_FIELDS = tuple(f.name for f in dataclasses.fields(RenderedNote) if f.name != "due")
+_NOTE_COLUMNS = ", ".join(f"notes.{name}" for name in _NOTE_FIELDS)
+# Its tuples (fields, tags, ...) are kept as one text each, every item after a \x1f (the
+# separator Anki itself keeps fields apart with, so no field holds one): SQLite hands
+# back plain text, and splitting it costs far less than decoding JSON.
+_NOTE_TUPLES = frozenset(f.name for f in dataclasses.fields(RenderedNote) if str(f.type).startswith("tuple["))
+_SEP = "\x1f"
+
+
+def _note_row(key: bytes, note: RenderedNote) -> tuple[Any, ...] | None:
+    """A note as a row of the notes table, or None if it cannot be kept (then it is rendered again)."""
+    row: list[Any] = [key]
+    for name in _NOTE_FIELDS:
+        value = getattr(note, name)
+        if name in _NOTE_TUPLES:
+            if not all(isinstance(item, str) and _SEP not in item for item in value):
+                return None
+            value = "".join(_SEP + item for item in value)
+        elif not isinstance(value, str):
+            return None
+        row.append(value)
+    return tuple(row)
+
+
+def _note_values(row: Sequence[Any]) -> tuple[Any, ...] | None:
+    """A row of the notes table (key first) -> the values of its note in _NOTE_FIELDS order;
+    None for a row this code did not write."""
+    values: list[Any] = []
+    for name, value in zip(_NOTE_FIELDS, row[1:], strict=True):
+        if not isinstance(value, str):
+            return None
+        if name in _NOTE_TUPLES:
+            if value and not value.startswith(_SEP):
+                return None
+            values.append(tuple(value.split(_SEP)[1:]))
+        else:
+            values.append(value)
+    return tuple(values)
 
 
 class NoteReuse:
