@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
-from deckbuild.layout import CONFIG_FILE, RECORD_FILE
+from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
 
 if TYPE_CHECKING:
@@ -325,7 +325,9 @@ def _plan(
     counts: dict[str, int] = {}
     package = None
     if variant is None:
-        package = _package(out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts)
+        package = _package(
+            out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts, root / CACHE_DIR
+        )
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
     # name (a full-deck release leaves them to the next build).
     keys = [variant] if variant is not None else [v.key for v in config.variants] if goal == "build" else []
@@ -480,8 +482,10 @@ def _package(
     record: Record,
     cache: BuildCache,
     counts: dict[str, int],
+    work_dir: Path | None = None,
 ) -> bytes:
-    """The package's bytes; `counts` receives its numbers of notes and cards."""
+    """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
+    where the collection may be built (apkg/package.py)."""
     from deckbuild.apkg.package import write_package
     from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
@@ -502,6 +506,7 @@ def _package(
         media=media,
         card_ords=card_ords,
         counts=counts,
+        work_dir=work_dir,
     )
     cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
     cache.commit()

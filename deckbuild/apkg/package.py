@@ -8,11 +8,12 @@ the same inputs give the same bytes on any machine.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +168,12 @@ def write_package(
     media: Sequence[MediaFile],
     card_ords: MutableMapping[str, str] | None = None,
     counts: MutableMapping[str, int] | None = None,
+    work_dir: Path | None = None,
 ) -> bytes:
-    """Build the .apkg in memory and return its bytes (the caller writes them atomically).
+    """Build the .apkg and return its bytes (the caller writes them atomically).
+
+    `work_dir`: a folder of the project for a scratch copy of the collection (deleted
+    before returning); without one the collection is built in memory.  Same bytes either way.
 
     `card_ords`: which cards each note gets, from earlier builds; left holding this build's.
     `counts`, if given, receives the package's number of "notes" and "cards".
@@ -187,9 +192,8 @@ def write_package(
         decks.append(genanki.Deck(ids.deck_id(namespace, full), full))
         deck_ids[full[len(deck_name) + 2 :]] = decks[-1].deck_id
     timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
-    # In memory, not a temp file: a build writes nothing outside the project, even if killed.
-    conn = sqlite3.connect(":memory:")
-    try:
+
+    def fill(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
         id_gen = ids.row_ids(timestamp)
         # genanki writes the schema, the collection, the deck and the note types ...
@@ -201,10 +205,50 @@ def write_package(
         if counts is not None:
             counts.update(notes=len(notes), cards=len(card_rows))
         conn.commit()
+
+    media = sorted(media, key=lambda m: m.name)
+    if work_dir is not None:
+        data = _package_via_file(work_dir, fill, media)
+        if data is not None:
+            return data
+    # In memory, not a temp file: a build writes nothing outside the project, even if killed.
+    conn = sqlite3.connect(":memory:")
+    try:
+        fill(conn)
         db_bytes = conn.serialize()
     finally:
         conn.close()
-    return _zip(db_bytes, sorted(media, key=lambda m: m.name))
+    return _zip(db_bytes, media)
+
+
+def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None], media: Sequence[MediaFile]) -> bytes | None:
+    """The package with its collection built in a scratch file of `work_dir` and streamed
+    into the zip, so a large deck's collection is never held in memory twice (the database
+    and its serialized copy were the peak of a 100k-card build).  Same bytes as the
+    in-memory way (see _stream_collection).  None if the scratch file cannot be written
+    (a read-only or full disk): the caller builds in memory instead."""
+    import os
+    import tempfile
+
+    try:
+        handle, name = tempfile.mkstemp(prefix="package-", suffix=".anki2", dir=work_dir)
+    except OSError:
+        return None
+    os.close(handle)
+    try:
+        conn = sqlite3.connect(name)
+        try:
+            conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: nothing to roll back to
+            conn.execute("PRAGMA synchronous=OFF")
+            fill(conn)
+        finally:
+            conn.close()
+        return _zip(Path(name), media)
+    except (OSError, sqlite3.OperationalError):
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
@@ -217,16 +261,40 @@ def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
     return sorted(names)
 
 
-def _zip(db_bytes: bytes, media: Sequence[MediaFile]) -> bytes:
+def _zip(collection: bytes | Path, media: Sequence[MediaFile]) -> bytes:
+    """The .apkg: the collection (its bytes, or the scratch file holding them), the media map, the media."""
     import io
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        _add(zf, "collection.anki2", db_bytes)
+        if isinstance(collection, Path):
+            _stream_collection(zf, collection)
+        else:
+            _add(zf, "collection.anki2", collection)
         _add(zf, "media", json.dumps({str(i): m.name for i, m in enumerate(media)}).encode())
         for index, item in enumerate(media):
             _add(zf, str(index), item.path.read_bytes())
     return buffer.getvalue()
+
+
+# A database file's header counts its writes and names the SQLite version that made it
+# (offsets 24-27 and 92-99); an in-memory database's serialized header has zeros there.
+# Zeroed in the stream, a collection built in a file has the bytes it always had, on any
+# SQLite version.
+_HEADER_COUNTERS = ((24, 28), (92, 100))
+
+
+def _stream_collection(zf: zipfile.ZipFile, path: Path) -> None:
+    """Add the collection from its file a megabyte at a time, header counters zeroed (as writestr would)."""
+    info = _info("collection.anki2")
+    info.file_size = path.stat().st_size
+    with path.open("rb") as source, zf.open(info, "w") as dest:
+        header = bytearray(source.read(100))
+        for start, end in _HEADER_COUNTERS:
+            header[start:end] = bytes(end - start)
+        dest.write(header)
+        while chunk := source.read(1 << 20):
+            dest.write(chunk)
 
 
 def _info(name: str) -> zipfile.ZipInfo:

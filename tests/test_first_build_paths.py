@@ -1,0 +1,128 @@
+"""A first build's fast paths give the bytes of the plain ones.
+
+On a deck whose answers are bullet lists with strong, em, code and math (render.py's
+subset path) and large enough for parse workers and a multi-megabyte collection (built in
+a scratch file under .deckbuild-cache/ and streamed into the zip, apkg/package.py): the
+package of a parallel build equals the one of a serial build with the collection built in
+memory and every text rendered by Python-Markdown, and after an edit the incremental build
+equals a clean build of the same sources.  No scratch file is left behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from deckbuild import render
+from deckbuild.apkg import package
+from deckbuild.commands import build
+from deckbuild.layout import CACHE_DIR
+
+CARDS_PER_FILE = 400
+FILES = 4
+
+
+def _card(n: int) -> str:
+    return (
+        f"- id: card-{n:05d}\n"
+        f"  question: Why does step {n} use `lr_{n % 7}` when the batch is small?\n"
+        "  answer: |\n"
+        f"    - It rescales by \\( \\sqrt{{1 - \\beta^{{{n % 9 + 1}}}}} \\), so early steps stay small & safe.\n"
+        f"    - It keeps **variance** bounded for layer {n % 12}; see *warmup* and `x<{n}`.\n"
+        "    - It costs one extra buffer.\n"
+        f"  details: A plain remark on case {n}, with {{braces}} and a < sign.\n"
+        "  difficulty: easy\n"
+        f"  topics: [paths::t{n % 5}]\n"
+    )
+
+
+def _project(root: Path) -> Path:
+    (root / "cards").mkdir(parents=True)
+    (root / "deck.yaml").write_text("name: Paths\nnamespace: paths-test\nversion: 1.0.0\n", encoding="utf-8")
+    for f in range(FILES):
+        cards = [_card(f * CARDS_PER_FILE + i) for i in range(CARDS_PER_FILE)]
+        (root / "cards" / f"topic-{f}.yaml").write_text("\n".join(cards), encoding="utf-8")
+    return root
+
+
+def _clean_build(root: Path, jobs: int) -> bytes:
+    for leftover in (root / CACHE_DIR, root / "dist"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    (root / "deckbuild.lock").unlink(missing_ok=True)
+    build(root, jobs=jobs)
+    assert not list((root / CACHE_DIR).glob("package-*")), "scratch collection left behind"
+    return (root / "dist" / "paths-1.0.0.apkg").read_bytes()
+
+
+def test_fast_paths_give_the_plain_paths_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    root = _project(tmp_path / "deck")
+    fast = _clean_build(root, jobs=2)
+    assert len(fast) > 100_000
+
+    # Serial, every text through Python-Markdown, the collection in memory.
+    with monkeypatch.context() as plain_paths:
+        plain_paths.setattr(render, "_subset_html", lambda text: None)
+        plain_paths.setattr(package, "_package_via_file", lambda *args: None)
+        assert _clean_build(root, jobs=1) == fast
+
+    # An edit: the incremental build equals a clean build of the edited sources.
+    _clean_build(root, jobs=2)
+    edited = root / "cards" / "topic-2.yaml"
+    text = edited.read_text(encoding="utf-8")
+    edited.write_text(text.replace("    - It costs", "    - It *now* costs", 1), encoding="utf-8")
+    build(root, jobs=2)
+    incremental = (root / "dist" / "paths-1.0.0.apkg").read_bytes()
+    assert incremental != fast
+    assert not list((root / CACHE_DIR).glob("package-*"))
+    lock = (root / "deckbuild.lock").read_bytes()
+    shutil.rmtree(root / CACHE_DIR)
+    (root / "dist" / "paths-1.0.0.apkg").unlink()
+    build(root, jobs=1)
+    assert (root / "dist" / "paths-1.0.0.apkg").read_bytes() == incremental
+    assert (root / "deckbuild.lock").read_bytes() == lock
+
+
+def test_subset_renders_the_answers() -> None:
+    """The deck above really goes through the subset path (else the test above proves little)."""
+    answer = _card(7).split("answer: |\n", 1)[1].split("  details:")[0]
+    text = "\n".join(line.removeprefix("    ") for line in answer.splitlines())
+    protected, _spans = render._protect(text)
+    out = render._subset_html(protected)
+    assert out is not None and out.startswith("<ul>\n<li>") and "<strong>variance</strong>" in out
+    question = "Why does step 7 use `lr_0` when the batch is small?"
+    assert (
+        render._subset_html(render._protect(question)[0])
+        == "<p>Why does step 7 use <code>lr_0</code> when the batch is small?</p>"
+    )
+
+
+def test_unwritable_work_dir_builds_in_memory(tmp_path: Path) -> None:
+    """No scratch file possible (no such folder): the same bytes, built in memory."""
+    from deckbuild.apkg.notetypes import QA as qa
+    from deckbuild.model import RenderedNote, StampedNote
+
+    fields = tuple(f"<p>field {i}</p>" if i < 2 else "" for i in range(len(qa.fields)))
+    notes = [
+        StampedNote(RenderedNote(f"n{i}", f"guid{i}", qa.key, fields, ("t",), i, f"h{i}"), 1_700_000_000 + i) for i in range(50)
+    ]
+
+    def write(work_dir: Path | None) -> bytes:
+        return package.write_package(
+            tmp_path / "out.apkg",
+            deck_name="D",
+            deck_description="",
+            namespace="ns",
+            notetypes={qa.key: qa},
+            notetype_mods={qa.key: 1_700_000_000},
+            notes=notes,
+            media=[],
+            work_dir=work_dir,
+        )
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert write(scratch) == write(None) == write(tmp_path / "missing")
+    assert list(scratch.iterdir()) == []
