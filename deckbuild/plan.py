@@ -198,7 +198,7 @@ def _plan(
     from deckbuild.notetypes.load import load_notetypes
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
-    from deckbuild.validate import validate_cards, validate_diagrams
+    from deckbuild.validate import validate_cards
 
     # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
@@ -228,8 +228,7 @@ def _plan(
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped), and identity against what shipped.
-    problems += validate_cards(cards)
-    problems += validate_diagrams(cards)
+    problems += validate_cards(cards, cache)  # unchanged card files' facts come from the cache
     problems += check_declared_cards(root, cards, declared)
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
