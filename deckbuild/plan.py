@@ -465,7 +465,8 @@ def _stamp(
     stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
     new_record = variants.remember(new_record, config)  # the variants' deck names
-    changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
+    before, after = record.notes, new_record.notes
+    changed = sum(1 for s in stamped if (old := before.get(s.note.card_id)) is not (new := after[s.note.card_id]) and old != new)
     return stamped, notetype_mods, new_record, changed
 
 
