@@ -69,6 +69,7 @@ class BuildCache:
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
         self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
         self._used_facts: set[bytes] = set()
+        self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
 
     # -- card files
 
@@ -261,14 +262,15 @@ class BuildCache:
         if self._conn is None:
             return {}
         try:
-            return dict(self._conn.execute("SELECT key, value FROM ords"))
+            self._stored_ords = dict(self._conn.execute("SELECT key, value FROM ords"))
         except sqlite3.Error:
-            return {}
+            self._stored_ords = {}
+        return dict(self._stored_ords)
 
     def store_card_ords(self, ords: Mapping[str, str]) -> None:
         """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
-        if not self._writable:
-            return
+        if not self._writable or ords == self._stored_ords:
+            return  # as read: a rebuild that changed no note's cards leaves the table alone
         assert self._conn is not None
         try:
             self._conn.execute("DELETE FROM ords")
