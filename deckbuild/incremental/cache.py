@@ -504,7 +504,7 @@ def _card(data: list[Any]) -> Card:
     for name in _FLAT_TUPLES:
         values[name] = tuple(values[name])
     for name in _NESTED:
-        values[name] = _tuples(values[name])
+        values[name] = _tuples(values[name]) if values[name] else ()
     card: Card = _restore(Card, values)
     return card
 
