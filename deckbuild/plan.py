@@ -198,7 +198,7 @@ def _plan(
     from deckbuild.notetypes.load import load_notetypes
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
-    from deckbuild.validate import validate_cards, validate_diagrams
+    from deckbuild.validate import validate_cards
 
     # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
@@ -228,8 +228,7 @@ def _plan(
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped), and identity against what shipped.
-    problems += validate_cards(cards)
-    problems += validate_diagrams(cards)
+    problems += validate_cards(cards, cache)  # unchanged card files' facts come from the cache
     problems += check_declared_cards(root, cards, declared)
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
@@ -468,7 +467,8 @@ def _stamp(
     stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
     new_record = variants.remember(new_record, config)  # the variants' deck names
-    changed = sum(1 for s in stamped if record.notes.get(s.note.card_id) != new_record.notes[s.note.card_id])
+    before, after = record.notes, new_record.notes
+    changed = sum(1 for s in stamped if (old := before.get(s.note.card_id)) is not (new := after[s.note.card_id]) and old != new)
     return stamped, notetype_mods, new_record, changed
 
 

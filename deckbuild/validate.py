@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from deckbuild.errors import Location, Problem, TextProblem
 from deckbuild.model import Card
@@ -12,8 +14,29 @@ from deckbuild.render import markdown_images
 MATH_KEYS = ("question", "answer", "details", "context")
 
 
-def validate_cards(cards: Sequence[Card]) -> list[Problem]:
-    """Duplicate ids, dangling references, and text rules that hold for every card."""
+class FactStore(Protocol):
+    """Where the facts of unchanged card files are kept between builds (incremental/cache.py)."""
+
+    def file_facts(self, path: str, count: int) -> list[CardFacts] | None: ...
+
+    def store_file_facts(self, path: str, facts: Sequence[CardFacts]) -> None: ...
+
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What the deck-wide checks need of one card: the problems it has on its own (E121,
+    E130, E413, E415, E416) and, for a cloze of a question, each deletion's answer (E414).
+
+    A pure function of the card and its place in its file, so a card file whose bytes did
+    not change keeps its facts (FactStore) and a rebuild checks only the edited files' cards.
+    """
+
+    problems: tuple[Problem, ...]
+    claims: tuple[tuple[tuple[str, ...], Location, int, str], ...] = ()  # (answer tokens, where, cN, body)
+
+
+def validate_cards(cards: Sequence[Card], store: FactStore | None = None) -> list[Problem]:
+    """Duplicate ids, dangling references, text, cloze and diagram rules for every card."""
     problems: list[Problem] = []
     first_seen: dict[str, Card] = {}
     for card in cards:
@@ -29,10 +52,61 @@ def validate_cards(cards: Sequence[Card]) -> list[Problem]:
         else:
             first_seen[card.id] = card
     for card in cards:
-        problems.extend(_check_references(card, first_seen))
-        problems.extend(_check_text(card))
-    problems.extend(validate_cloze_rules(cards))
+        if card.related or card.duplicate_of or card.of or card.kind in ("formula", "fact"):
+            problems.extend(_check_references(card, first_seen))
+    deleted_by: dict[tuple[str, tuple[str, ...]], str] = {}
+    for card, facts in zip(cards, _facts(cards, store), strict=True):
+        problems.extend(facts.problems)
+        for answer, where, number, body in facts.claims:  # E414: two clozes of one question, one answer
+            claimed = deleted_by.setdefault((card.of, answer), card.id)
+            if claimed != card.id:
+                problems.append(
+                    Problem(
+                        where,
+                        "E414",
+                        f"card '{card.id}': c{number} deletes {body.strip()!r}, as card '{claimed}' "
+                        f"(also of '{card.of}') does; merge the two notes or delete different text",
+                        "warning",
+                    )
+                )
     return problems
+
+
+def _facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
+    """Every card's facts, file by file: kept ones where the store has them, else computed (and kept)."""
+    out: list[CardFacts] = []
+    start = 0
+    while start < len(cards):
+        path = cards[start].location.path
+        end = start + 1
+        while end < len(cards) and cards[end].location.path == path:
+            end += 1
+        run = cards[start:end]
+        known = store.file_facts(path, len(run)) if store is not None else None
+        if known is None:
+            known = [card_facts(card) for card in run]
+            if store is not None:
+                store.store_file_facts(path, known)
+        out.extend(known)
+        start = end
+    return out
+
+
+def card_facts(card: Card) -> CardFacts:
+    """One card's own problems and E414 claims (see CardFacts)."""
+    problems = _check_text(card) + _cloze_rules(card) + _diagram_problems(card)
+    claims = []
+    if card.of and card.kind in ("formula", "fact"):
+        from deckbuild.cloze import parse_deletions
+
+        text = getattr(card, card.kind)
+        for deletion in parse_deletions(text).deletions:
+            answer = _tokens(deletion.body)
+            if answer:
+                claims.append(
+                    (tuple(answer), offset_location(card.where(card.kind), text, deletion.start), deletion.number, deletion.body)
+                )
+    return CardFacts(tuple(problems), tuple(claims))
 
 
 # --- clozes that test one thing ----------------------------------------------
@@ -54,65 +128,49 @@ def _contains(hint: list[str], answer: list[str]) -> bool:
     return n > 0 and any(hint[i : i + n] == answer for i in range(len(hint) - n + 1))
 
 
-def validate_cloze_rules(cards: Sequence[Card]) -> list[Problem]:
-    """E413 a hint that is or contains its answer; E414 (warning) two cloze notes of one
-    question deleting the same text; E415 (warning) an internal code such as (F01) in a
-    field; E416 (warning) a fact without a context line."""
+def _cloze_rules(card: Card) -> list[Problem]:
+    """E413 a hint that is or contains its answer; E415 (warning) an internal code such as
+    (F01) in a field; E416 (warning) a fact without a context line.  (E414, two cloze notes
+    of one question deleting the same text, needs the deck: validate_cards.)"""
     from deckbuild.cloze import parse_deletions
 
     problems: list[Problem] = []
-    deleted_by: dict[tuple[str, tuple[str, ...]], str] = {}
-    for card in cards:
-        for key in _TEXT_KEYS:
-            text = getattr(card, key)
-            match = INTERNAL_CODE.search(text) if text else None
-            if match:
-                problems.append(
-                    Problem(
-                        offset_location(card.where(key), text, match.start()),
-                        "E415",
-                        f"card '{card.id}': {key}: internal code {match.group(0).strip()!r} in what the learner reads; "
-                        "remove it (keep bookkeeping in YAML comments or tags)",
-                        "warning",
-                    )
-                )
-        if card.kind not in ("formula", "fact"):
-            continue
-        key = card.kind
+    for key in _TEXT_KEYS:
         text = getattr(card, key)
-        if card.kind == "fact" and not card.context.strip():
+        match = INTERNAL_CODE.search(text) if text else None
+        if match:
             problems.append(
                 Problem(
-                    card.location,
-                    "E416",
-                    f"card '{card.id}': a fact without 'context': expected a line saying what the fact is about",
+                    offset_location(card.where(key), text, match.start()),
+                    "E415",
+                    f"card '{card.id}': {key}: internal code {match.group(0).strip()!r} in what the learner reads; "
+                    "remove it (keep bookkeeping in YAML comments or tags)",
                     "warning",
                 )
             )
-        for deletion in parse_deletions(text).deletions:
-            answer = _tokens(deletion.body)
-            where = offset_location(card.where(key), text, deletion.start)
-            if deletion.hint is not None and _contains(_tokens(deletion.hint), answer):
-                problems.append(
-                    Problem(
-                        where,
-                        "E413",
-                        f"card '{card.id}': c{deletion.number}: the hint {deletion.hint.strip()!r} gives away its answer "
-                        f"{deletion.body.strip()!r}; expected a hint that does not contain it",
-                    )
+    if card.kind not in ("formula", "fact"):
+        return problems
+    key = card.kind
+    text = getattr(card, key)
+    if card.kind == "fact" and not card.context.strip():
+        problems.append(
+            Problem(
+                card.location,
+                "E416",
+                f"card '{card.id}': a fact without 'context': expected a line saying what the fact is about",
+                "warning",
+            )
+        )
+    for deletion in parse_deletions(text).deletions:
+        if deletion.hint is not None and _contains(_tokens(deletion.hint), _tokens(deletion.body)):
+            problems.append(
+                Problem(
+                    offset_location(card.where(key), text, deletion.start),
+                    "E413",
+                    f"card '{card.id}': c{deletion.number}: the hint {deletion.hint.strip()!r} gives away its answer "
+                    f"{deletion.body.strip()!r}; expected a hint that does not contain it",
                 )
-            if card.of and answer:
-                other = deleted_by.setdefault((card.of, tuple(answer)), card.id)
-                if other != card.id:
-                    problems.append(
-                        Problem(
-                            where,
-                            "E414",
-                            f"card '{card.id}': c{deletion.number} deletes {deletion.body.strip()!r}, as card '{other}' "
-                            f"(also of '{card.of}') does; merge the two notes or delete different text",
-                            "warning",
-                        )
-                    )
+            )
     return problems
 
 
@@ -202,16 +260,13 @@ def offset_location(value_at: Location, text: str, offset: int) -> Location:
     return Location(value_at.path, value_at.line + 1 + newlines, column + 1)
 
 
-def validate_diagrams(cards: Sequence[Card]) -> list[Problem]:
+def _diagram_problems(card: Card) -> list[Problem]:
     """E130: an unknown diagram or params its generator does not take (checked without drawing)."""
-    specs = [card for card in cards if card.figure is not None and card.figure.diagram]
-    if not specs:
+    if card.figure is None or not card.figure.diagram:
         return []  # deckbuild.diagrams is not even imported
     from deckbuild import diagrams
 
-    problems = []
-    for card in specs:
-        assert card.figure is not None and card.figure.diagram is not None
-        for message in diagrams.validate(card.figure.diagram, card.figure.params_dict()):
-            problems.append(Problem(card.where("diagram"), "E130", f"card '{card.id}': diagram: {message}"))
-    return problems
+    return [
+        Problem(card.where("diagram"), "E130", f"card '{card.id}': diagram: {message}")
+        for message in diagrams.validate(card.figure.diagram, card.figure.params_dict())
+    ]

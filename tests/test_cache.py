@@ -219,3 +219,75 @@ def test_a_corrupt_note_row_in_the_cache_is_rendered_again(sample: Path) -> None
     conn.commit()
     conn.close()
     assert build(sample).path.read_bytes() == data
+
+
+WARNED = """\
+- id: wq
+  question: Which rates?
+  answer: Some (F01).
+  difficulty: easy
+  topics: [a::b]
+- id: wf1
+  fact: 'Dropout keeps {{c1::0.5}} of units.'
+  context: Dropout.
+  of: wq
+"""
+SIBLING = """\
+- id: wf2
+  fact: 'At test time {{c1::0.5}} of units scale.'
+  of: wq
+"""
+
+
+def test_an_unchanged_files_checks_come_from_the_cache_and_still_report(sample: Path) -> None:
+    """A rebuild checks only the edited files' cards on their own (validate.CardFacts); the
+    kept facts still report their warnings, and deck-wide rules (E414, a duplicate answer in
+    a sibling cloze of another file) see every file's cards."""
+    from deckbuild.incremental.cache import open_cache
+
+    (sample / "cards" / "warned.yaml").write_text(WARNED, "utf-8")
+    first = [str(p) for p in check(sample)]
+    build(sample)  # fills the cache, facts included
+    with open_cache(sample, writable=False) as cache:
+        cache.file_key("cards/warned.yaml", (sample / "cards" / "warned.yaml").read_bytes())
+        kept = cache.file_facts("cards/warned.yaml", 2)
+    assert kept is not None and [p.code for p in kept[0].problems] == ["E415"]
+    (sample / "cards" / "zz-sibling.yaml").write_text(SIBLING, "utf-8")
+    after = [str(p) for p in check(sample)]
+    assert set(first) < set(after)
+    assert any("E415" in p and "warned.yaml" in p for p in after)
+    assert any("E414" in p and "zz-sibling.yaml" in p and "as card 'wf1'" in p for p in after)
+    assert any("E416" in p and "zz-sibling.yaml" in p for p in after)
+    # The same problems, in the same order, as a check with no cache at all.
+    shutil.rmtree(sample / CACHE_DIR)
+    assert [str(p) for p in check(sample)] == after
+
+
+def test_a_note_row_round_trips_every_field() -> None:
+    """The note cache's columns are written generically and read field by field (for speed):
+    the two must name the same fields as RenderedNote, or a cached note would differ."""
+    import dataclasses
+
+    from deckbuild.incremental import cache
+    from deckbuild.model import RenderedNote
+
+    note = RenderedNote(
+        card_id="c",
+        guid="g",
+        notetype="qa",
+        fields=("<p>a</p>", "", "b"),
+        tags=("t1", "t2"),
+        due=7,
+        content_hash="h",
+        media=("m.png",),
+        previous_ids=("old",),
+        deck="Sub",
+    )
+    row = cache._note_row(b"k", note)
+    assert row is not None
+    values = cache._note_values(row)
+    assert values == {f.name: getattr(note, f.name) for f in dataclasses.fields(RenderedNote) if f.name != "due"}
+    empty = dataclasses.replace(note, media=(), previous_ids=(), tags=())
+    row = cache._note_row(b"k", empty)
+    assert row is not None and cache._note_values(row)["tags"] == ()
+    assert cache._note_row(b"k", dataclasses.replace(note, tags=("a\x1fb",))) is None  # not kept: rendered again

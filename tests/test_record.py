@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deckbuild.errors import LocatedError
 from deckbuild.model import RenderedNote
@@ -125,3 +127,25 @@ def test_a_pipe_in_the_records_place_is_never_opened(tmp_path: Path) -> None:
         load_record(tmp_path)
     assert caught.value.code == "E125"
     assert str(caught.value).startswith("deckbuild.lock: E125 expected a regular file; found a named pipe")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=20),
+    st.integers(min_value=0, max_value=2**53),
+    st.text(max_size=10),
+    st.text(max_size=30),
+    st.text(min_size=1, max_size=20),
+)
+def test_a_stamp_line_is_what_json_dumps_writes(hash_: str, mod: int, notetype: str, guid: str, card_id: str) -> None:
+    """The record writes its per-note lines by hand (a large deck has one per note); they must
+    stay byte-equal to json.dumps's, which earlier records were written with."""
+    import json
+
+    data: dict[str, object] = {"hash": hash_, "mod": mod}
+    if notetype:
+        data["type"] = notetype
+    if guid:
+        data["guid"] = guid
+    written = Record({card_id: Stamp(hash_, mod, notetype, guid)}).to_bytes().decode()
+    assert f"    {json.dumps(card_id)}: {json.dumps(data)}\n" in written

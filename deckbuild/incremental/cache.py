@@ -31,12 +31,15 @@ import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Location, Problem
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, Figure, MediaFile, RenderedNote
+
+if TYPE_CHECKING:
+    from deckbuild.validate import CardFacts
 
 CACHE_FILE = "cache.sqlite"
 # A cached note: every RenderedNote field but its position (text, tuples of text), a column each.
@@ -44,11 +47,12 @@ _NOTE_FIELDS = tuple(f.name for f in dataclasses.fields(RenderedNote) if f.name 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (code TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS parsed (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS facts (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
 CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """.format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in _NOTE_FIELDS))
-_TABLES = ("meta", "parsed", "markdown", "notes", "ords")
+_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords")
 
 
 class BuildCache:
@@ -63,11 +67,16 @@ class BuildCache:
         self._fresh_notes: list[tuple[Any, ...]] = []
         self._rendered: dict[bytes, str] = {}  # rendered by parse workers this build
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
+        self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
+        self._used_facts: set[bytes] = set()
+        self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
 
     # -- card files
 
     def file_key(self, display: str, raw: bytes) -> bytes:
-        return hashlib.blake2b(self._code + b"\0" + display.encode() + b"\0" + raw, digest_size=16).digest()
+        key = hashlib.blake2b(self._code + b"\0" + display.encode() + b"\0" + raw, digest_size=16).digest()
+        self._file_keys[display] = key
+        return key
 
     def parsed(self, key: bytes) -> tuple[list[Card], list[Problem]] | None:
         """The cards and problems of a card file parsed before, or None."""
@@ -121,6 +130,41 @@ class BuildCache:
             return known[1]
         return card_digest(card)
 
+    # -- what the deck-wide checks need of each card of a file (validate.FactStore)
+
+    def file_facts(self, path: str, count: int) -> list[CardFacts] | None:
+        """The facts of the `count` cards of the card file at `path` as this build read it, or None."""
+        key = self._file_keys.get(path)
+        if self._conn is None or key is None:
+            return None
+        from deckbuild.validate import CardFacts
+
+        try:
+            row = self._conn.execute("SELECT value FROM facts WHERE key = ?", (key,)).fetchone()
+            none = CardFacts(())
+            facts = [_card_facts(item, none) for item in json.loads(row[0])] if row is not None else None
+        except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
+            return None
+        if facts is None or len(facts) != count:
+            return None
+        self._used_facts.add(key)
+        return facts
+
+    def store_file_facts(self, path: str, facts: Sequence[CardFacts]) -> None:
+        key = self._file_keys.get(path)
+        if not self._writable or key is None:
+            return
+        self._used_facts.add(key)
+        try:
+            value = json.dumps([_card_facts_json(item) for item in facts], ensure_ascii=False)
+            assert self._conn is not None
+            self._conn.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (key, value))
+            total = self._conn.execute("SELECT count(*) FROM facts").fetchone()[0]
+            if total > 2 * len(self._file_keys) + 100:
+                _keep_only(self._conn, "facts", self._used_facts | set(self._file_keys.values()))
+        except (sqlite3.Error, TypeError, ValueError):
+            return
+
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
     def markdown(self) -> dict[bytes, str]:
@@ -161,7 +205,7 @@ class BuildCache:
 
     # -- rendered notes (NoteReuse computes the keys)
 
-    def notes(self, keys: Sequence[bytes]) -> dict[bytes, tuple[Any, ...]]:
+    def notes(self, keys: Sequence[bytes]) -> dict[bytes, dict[str, Any]]:
         """The notes rendered before under these keys: key -> the values of a RenderedNote
         but its `due` (the caller's to set).  Missing or unreadable ones are left out."""
         self._used_notes.update(keys)
@@ -171,13 +215,11 @@ class BuildCache:
             self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
             self._conn.execute("DELETE FROM wanted")
             self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
-            rows = self._conn.execute(f"SELECT notes.key, {_NOTE_COLUMNS} FROM notes JOIN wanted ON notes.key = wanted.key")
-            found: dict[bytes, tuple[Any, ...]] = {}
-            for row in rows:
-                values = _note_values(row)
-                if values is not None:  # else rendered again, and stored over
-                    found[row[0]] = values
-            return found
+            # Rows this code did not write are left out (then rendered again, and stored over).
+            rows = self._conn.execute(
+                f"SELECT notes.key, {_NOTE_COLUMNS} FROM notes JOIN wanted ON notes.key = wanted.key WHERE {_WELL_FORMED}"
+            )
+            return {row[0]: _note_values(row) for row in rows}
         except sqlite3.Error:
             return {}
 
@@ -220,14 +262,15 @@ class BuildCache:
         if self._conn is None:
             return {}
         try:
-            return dict(self._conn.execute("SELECT key, value FROM ords"))
+            self._stored_ords = dict(self._conn.execute("SELECT key, value FROM ords"))
         except sqlite3.Error:
-            return {}
+            self._stored_ords = {}
+        return dict(self._stored_ords)
 
     def store_card_ords(self, ords: Mapping[str, str]) -> None:
         """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
-        if not self._writable:
-            return
+        if not self._writable or ords == self._stored_ords:
+            return  # as read: a rebuild that changed no note's cards leaves the table alone
         assert self._conn is not None
         try:
             self._conn.execute("DELETE FROM ords")
@@ -322,6 +365,24 @@ def _problem_json(problem: Problem) -> list[Any]:
 
 def _problem(data: list[Any]) -> Problem:
     return Problem(_unloc(data[0]), data[1], data[2], data[3])
+
+
+def _card_facts_json(facts: CardFacts) -> Any:
+    if not facts.problems and not facts.claims:
+        return 0
+    claims = [[list(answer), _loc(where), number, body] for answer, where, number, body in facts.claims]
+    return [[_problem_json(p) for p in facts.problems], claims]
+
+
+def _card_facts(data: Any, none: CardFacts) -> CardFacts:
+    """A card's facts from their JSON; `none`: the one shared value of a card without any."""
+    if data == 0:
+        return none
+    problems, claims = data
+    return type(none)(
+        tuple(_problem(p) for p in problems),
+        tuple((tuple(answer), _unloc(where), int(number), str(body)) for answer, where, number, body in claims),
+    )
 
 
 def _tuples(value: Any) -> Any:
@@ -443,7 +504,7 @@ def _card(data: list[Any]) -> Card:
     for name in _FLAT_TUPLES:
         values[name] = tuple(values[name])
     for name in _NESTED:
-        values[name] = _tuples(values[name])
+        values[name] = _tuples(values[name]) if values[name] else ()
     card: Card = _restore(Card, values)
     return card
 
@@ -476,6 +537,12 @@ _NOTE_COLUMNS = ", ".join(f"notes.{name}" for name in _NOTE_FIELDS)
 # back plain text, and splitting it costs far less than decoding JSON.
 _NOTE_TUPLES = frozenset(f.name for f in dataclasses.fields(RenderedNote) if str(f.type).startswith("tuple["))
 _SEP = "\x1f"
+# What _note_row writes: text in every column, each tuple empty or starting with the separator.
+_WELL_FORMED = " AND ".join(
+    f"typeof(notes.{name}) = 'text'"
+    + (f" AND (notes.{name} = '' OR substr(notes.{name}, 1, 1) = char(31))" if name in _NOTE_TUPLES else "")
+    for name in _NOTE_FIELDS
+)
 
 
 def _note_row(key: bytes, note: RenderedNote) -> tuple[Any, ...] | None:
@@ -493,20 +560,23 @@ def _note_row(key: bytes, note: RenderedNote) -> tuple[Any, ...] | None:
     return tuple(row)
 
 
-def _note_values(row: Sequence[Any]) -> tuple[Any, ...] | None:
-    """A row of the notes table (key first) -> the values of its note in _NOTE_FIELDS order;
-    None for a row this code did not write."""
-    values: list[Any] = []
-    for name, value in zip(_NOTE_FIELDS, row[1:], strict=True):
-        if not isinstance(value, str):
-            return None
-        if name in _NOTE_TUPLES:
-            if value and not value.startswith(_SEP):
-                return None
-            values.append(tuple(value.split(_SEP)[1:]))
-        else:
-            values.append(value)
-    return tuple(values)
+def _note_values(row: Sequence[Any]) -> dict[str, Any]:
+    """A well-formed row of the notes table (key first) -> its note's values by field name.
+
+    Written out field by field: a rebuild decodes every note of the deck here.
+    """
+    _key, card_id, guid, notetype, fields, tags, content_hash, media, previous_ids, deck = row
+    return {
+        "card_id": card_id,
+        "guid": guid,
+        "notetype": notetype,
+        "fields": tuple(fields.split(_SEP)[1:]),
+        "tags": tuple(tags.split(_SEP)[1:]),
+        "content_hash": content_hash,
+        "media": tuple(media.split(_SEP)[1:]) if media else (),
+        "previous_ids": tuple(previous_ids.split(_SEP)[1:]) if previous_ids else (),
+        "deck": deck,
+    }
 
 
 class NoteReuse:
@@ -525,7 +595,7 @@ class NoteReuse:
         self._namespace = namespace.encode()
         self._figures = figures
         self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
-        self._found: dict[bytes, tuple[Any, ...]] | None = None
+        self._found: dict[bytes, dict[str, Any]] | None = None
 
     def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
         parts = [self._namespace, self._cache.digest(card)]
@@ -554,7 +624,8 @@ class NoteReuse:
         values = self._found.get(key)
         if values is None:
             return None
-        note: RenderedNote = _restore(RenderedNote, {"due": due, **dict(zip(_NOTE_FIELDS, values, strict=True))})
+        note: RenderedNote = _restore(RenderedNote, values)
+        note.__dict__["due"] = due  # a fresh object: frozen from here on
         return note
 
     def store(self, card: Card, note: RenderedNote) -> None:

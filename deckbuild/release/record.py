@@ -47,19 +47,25 @@ class Record:
         for key, value in sorted(self.extra.items()):
             lines.append(f"  {json.dumps(key)}: {json.dumps(value, sort_keys=True, ensure_ascii=False)},")
         lines.append('  "notes": {')
-        lines.append(",\n".join(f"    {json.dumps(k)}: {_stamp_json(v)}" for k, v in sorted(self.notes.items())))
+        lines.append(",\n".join(f"    {_quote(k)}: {_stamp_json(v)}" for k, v in sorted(self.notes.items())))
         lines.append("  }")
         lines.append("}")
         return ("\n".join(line for line in lines if line) + "\n").encode()
 
 
+# json.dumps's own string encoder (ensure_ascii): a stamp line is built by hand because a
+# large deck's record has one per note, and a dict through json.dumps costs several times more.
+_quote = json.encoder.encode_basestring_ascii
+
+
 def _stamp_json(stamp: Stamp) -> str:
-    data: dict[str, Any] = {"hash": stamp.hash, "mod": stamp.mod}
+    """json.dumps({"hash": ..., "mod": ..., "type": ..., "guid": ...}), the last two only if set."""
+    text = '{"hash": ' + _quote(stamp.hash) + ', "mod": ' + str(int(stamp.mod))
     if stamp.notetype:
-        data["type"] = stamp.notetype
+        text += ', "type": ' + _quote(stamp.notetype)
     if stamp.guid:
-        data["guid"] = stamp.guid
-    return json.dumps(data)
+        text += ', "guid": ' + _quote(stamp.guid)
+    return text + "}"
 
 
 def load_record(root: Path) -> Record:
@@ -111,7 +117,8 @@ def stamp_notes(
     for note in notes:
         old = record.notes.get(note.card_id)
         if old is not None and old.hash == note.content_hash:
-            stamp = Stamp(old.hash, old.mod, note.notetype, note.guid)
+            same = old.notetype == note.notetype and old.guid == note.guid
+            stamp = old if same else Stamp(old.hash, old.mod, note.notetype, note.guid)
         else:
             # A renamed card's note is the learner's old note: its mod must be newer than that one's.
             before = [record.notes[p].mod for p in note.previous_ids if p in record.notes]
