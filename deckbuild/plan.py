@@ -156,6 +156,10 @@ def plan(
         if current is not None:
             path, counts = current
             return Plan(root, goal, inputs, up_to_date=True, summary=Summary(path, **counts))
+    if goal in ("build", "release"):  # a first build's diagram workers import matplotlib while the cards are parsed
+        from deckbuild.figures import start_early
+
+        start_early(root)
 
     from deckbuild.incremental.cache import open_cache
 
