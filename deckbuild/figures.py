@@ -2,16 +2,65 @@
 
 Diagrams are drawn only when not cached (in .deckbuild-cache/diagrams, named by what they
 depend on), in worker processes when there are several; a generator that fails is reported
-as E131 for every card that uses it, in source order.
+as E131 for every card that uses it, in source order.  A first build of a deck with
+diagrams starts the drawing workers' imports before the cards are even parsed
+(start_early), so that matplotlib is loaded by the time the diagrams are known.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from deckbuild.errors import Problem, ProjectInvalid
 from deckbuild.model import Card, MediaFile, Progress
+
+# A card's `diagram:` key, at the start of a line (block style, the format's own): what
+# start_early looks for.  Missing a card written otherwise only costs that head start.
+_DIAGRAM_KEY = re.compile(rb"^[ \t-]*diagram[ \t]*:", re.MULTILINE)
+
+
+def start_early(root: Path) -> None:
+    """Start the diagram workers' imports now if this build will most likely draw: no build
+    has succeeded here yet (no build state, no drawn diagram) and a card names a diagram.
+
+    Called before the cards are parsed: the workers' imports then overlap with the parse.
+    A guess, and only a head start: a wrong "yes" costs a background import, a wrong "no"
+    what builds cost without it.  A rebuild (whose diagrams are most likely drawn already)
+    never reads the card files here.
+    """
+    from deckbuild.incremental.uptodate import STATE_FILE
+    from deckbuild.layout import CACHE_DIR
+    from deckbuild.sources import card_files
+    from deckbuild.yamlload import MAX_FILE_BYTES
+
+    cache = root / CACHE_DIR
+    if (cache / STATE_FILE).exists() or _any_drawn(cache / "diagrams"):
+        return
+    for path in card_files(root):
+        try:  # only regular files of a size the build reads (a pipe would never end)
+            st = path.stat()
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                continue
+            found = _DIAGRAM_KEY.search(path.read_bytes()) is not None
+        except OSError:
+            continue  # the build reports it
+        if found:
+            from deckbuild import diagrams
+
+            diagrams.start_workers()
+            return
+
+
+def _any_drawn(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return any(entry.name.endswith(".txt") for entry in entries)
+    except OSError:
+        return False
 
 
 def figures(

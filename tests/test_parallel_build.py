@@ -152,3 +152,66 @@ def test_errors_of_files_parsed_in_workers_are_reported_at_once_in_source_order(
     places = [(line.split(":")[0], int(line.split(":")[1])) for line in errors]
     assert places == sorted(places) and len(errors) >= 6
     assert not (project / "dist").exists()
+
+
+_PROBE = (
+    "(__import__('os').getppid(), 'matplotlib' in __import__('sys').modules,"
+    " __import__('deckbuild.diagrams', fromlist=['_kernels_fixed'])._kernels_fixed()"
+    " if __import__('platform').machine().lower() in ('x86_64', 'amd64') else True)"
+)
+
+
+def test_diagram_workers_start_with_matplotlib_loaded_and_numpy_kernels_fixed() -> None:
+    """The workers are forked from a server that fixed numpy's kernels before importing
+    matplotlib (diagrams/_worker.py); the building process itself imports neither."""
+    code = (
+        "import os, sys\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from deckbuild import diagrams\n"
+        "diagrams.start_workers()\n"
+        "context = diagrams._context()\n"
+        "with ProcessPoolExecutor(2, mp_context=context, initializer=diagrams._start_worker) as pool:\n"
+        f"    parent, loaded, fixed = pool.submit(eval, {_PROBE!r}).result()\n"
+        "print(context.get_start_method(), parent != os.getpid(), loaded, fixed,"
+        " 'matplotlib' in sys.modules or 'numpy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    if "forkserver" not in __import__("multiprocessing").get_all_start_methods():
+        assert out.stdout.split()[0] == "spawn"
+        return
+    assert out.stdout.split() == ["forkserver", "True", "True", "True", "False"], out.stdout + out.stderr
+
+
+_EARLY = (
+    "import sys\n"
+    "from multiprocessing import forkserver\n"
+    "from pathlib import Path\n"
+    "from deckbuild.figures import start_early\n"
+    "start_early(Path(sys.argv[1]))\n"
+    "print(forkserver._forkserver._forkserver_pid is not None)\n"
+)
+
+
+def _starts_early(project: Path) -> bool:
+    out = subprocess.run(
+        [sys.executable, "-c", _EARLY, str(project)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout.strip() == "True"
+
+
+def test_a_first_build_starts_the_diagram_workers_before_parsing(tmp_path: Path) -> None:
+    """Only a first build of a deck whose cards name a diagram starts the workers' imports early."""
+    if "forkserver" not in __import__("multiprocessing").get_all_start_methods():
+        return
+    project = copy_project("sample", tmp_path / "pictures")
+    write_tree(project, {"cards/pictures.yaml": _card(0, "grad-clipping")})
+    os.mkfifo(project / "cards" / "a-pipe.yaml")  # never opened (it would block)
+    assert _starts_early(project)
+    (project / "cards" / "a-pipe.yaml").unlink()
+    assert _build(project).returncode == 0
+    assert not _starts_early(project)  # a rebuild: its diagrams are drawn already
+    shutil.rmtree(project / ".deckbuild-cache" / "diagrams")
+    assert not _starts_early(project)  # nor after any successful build (its state is there)
+    plain = copy_project("phone", tmp_path / "plain")
+    assert not any("diagram:" in p.read_text("utf-8") for p in (plain / "cards").glob("*.yaml"))
+    assert not _starts_early(plain)  # no card names a diagram

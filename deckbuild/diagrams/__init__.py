@@ -22,11 +22,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import DeckbuildError
 from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.jobs import default_jobs
 from deckbuild.model import Progress
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 __all__ = [
     "REGISTRY",
@@ -68,6 +72,9 @@ class DiagramInfo:
     module: str = ""
     """Submodule of deckbuild.diagrams holding the generator, e.g. "schedules"."""
     function: str = ""
+    cost: int = 100
+    """About how many milliseconds of CPU drawing it takes with its defaults (measured on one
+    x86-64 core): the workers take the slowest diagrams first.  Only orders the work."""
 
 
 def _info(
@@ -77,9 +84,10 @@ def _info(
     function: str,
     *,
     illustrative: bool,
+    cost: int,
     **defaults: Any,
 ) -> DiagramInfo:
-    return DiagramInfo(name, title, dict(defaults), illustrative, module, function)
+    return DiagramInfo(name, title, dict(defaults), illustrative, module, function, cost)
 
 
 REGISTRY: dict[str, DiagramInfo] = {
@@ -91,6 +99,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "schedules",
             "warmup_cosine",
             illustrative=True,
+            cost=120,
             total=10_000,
             warmup=1_000,
             accumulation_bug=False,
@@ -101,6 +110,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "schedules",
             "one_cycle",
             illustrative=True,
+            cost=160,
             pct_start=0.3,
             div=25.0,
         ),
@@ -110,6 +120,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "schedules",
             "lr_range_test",
             illustrative=True,
+            cost=200,
         ),
         _info(
             "lr-too-small-large",
@@ -117,6 +128,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "schedules",
             "lr_too_small_large",
             illustrative=True,
+            cost=290,
         ),
         _info(
             "lr-batch-scaling",
@@ -124,6 +136,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "schedules",
             "lr_batch_scaling",
             illustrative=False,
+            cost=190,
             base_lr=0.1,
             base_batch=256,
         ),
@@ -133,6 +146,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "generalization",
             "double_descent",
             illustrative=True,
+            cost=1500,
             n_train=40,
             seeds=10,
         ),
@@ -142,6 +156,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "generalization",
             "grokking",
             illustrative=True,
+            cost=230,
         ),
         _info(
             "weight-ema",
@@ -149,6 +164,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "generalization",
             "weight_ema",
             illustrative=True,
+            cost=170,
         ),
         _info(
             "early-stopping",
@@ -156,6 +172,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "generalization",
             "early_stopping",
             illustrative=True,
+            cost=160,
             patience=10,
         ),
         _info(
@@ -164,6 +181,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "generalization",
             "train_above_val",
             illustrative=True,
+            cost=160,
         ),
         _info(
             "activations",
@@ -171,6 +189,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "networks",
             "activations",
             illustrative=False,
+            cost=240,
         ),
         _info(
             "vanishing-exploding",
@@ -178,6 +197,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "networks",
             "vanishing_exploding",
             illustrative=False,
+            cost=190,
             layers=20,
         ),
         _info(
@@ -186,6 +206,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "networks",
             "conv_output_size",
             illustrative=False,
+            cost=200,
         ),
         _info(
             "receptive-field",
@@ -193,6 +214,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "networks",
             "receptive_field",
             illustrative=False,
+            cost=120,
         ),
         _info(
             "grouped-conv",
@@ -200,6 +222,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "networks",
             "grouped_conv",
             illustrative=False,
+            cost=100,
         ),
         _info(
             "norm-axes",
@@ -207,6 +230,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "networks",
             "norm_axes",
             illustrative=False,
+            cost=710,
         ),
         _info(
             "batch-stat-noise",
@@ -214,6 +238,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "numerics",
             "batch_stat_noise",
             illustrative=False,
+            cost=350,
             small_batch=4,
             large_batch=256,
         ),
@@ -223,6 +248,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "numerics",
             "grad_clipping",
             illustrative=False,
+            cost=110,
         ),
         _info(
             "float-formats",
@@ -230,6 +256,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "numerics",
             "float_formats",
             illustrative=False,
+            cost=140,
         ),
         _info(
             "loss-scaling",
@@ -237,6 +264,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "numerics",
             "loss_scaling",
             illustrative=True,
+            cost=310,
             scale=128,
         ),
         _info(
@@ -245,6 +273,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "systems",
             "zero_memory",
             illustrative=True,
+            cost=190,
             params_billion=7.5,
             gpus=64,
             k=12,
@@ -255,6 +284,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "systems",
             "chinchilla",
             illustrative=False,
+            cost=260,
         ),
         _info(
             "attention-masks",
@@ -262,6 +292,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention",
             "attention_masks",
             illustrative=False,
+            cost=220,
         ),
         _info(
             "attention-scaling",
@@ -269,6 +300,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "attention",
             "attention_scaling",
             illustrative=False,
+            cost=1080,
         ),
         _info(
             "cosine-restarts",
@@ -276,6 +308,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "regularization",
             "cosine_restarts",
             illustrative=True,
+            cost=140,
             cycles=5,
         ),
         _info(
@@ -284,6 +317,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "regularization",
             "inverted_dropout",
             illustrative=True,
+            cost=210,
         ),
         _info(
             "stochastic-depth",
@@ -291,6 +325,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "regularization",
             "stochastic_depth",
             illustrative=True,
+            cost=140,
             blocks=24,
             final_drop=0.2,
         ),
@@ -300,6 +335,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "regularization",
             "label_smoothing",
             illustrative=False,
+            cost=120,
             classes=4,
             eps=0.1,
         ),
@@ -309,6 +345,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "regularization",
             "sharp_flat_minima",
             illustrative=True,
+            cost=190,
             shift=0.3,
         ),
         _info(
@@ -317,6 +354,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "classification",
             "temperature",
             illustrative=False,
+            cost=110,
         ),
         _info(
             "accuracy-paradox",
@@ -324,6 +362,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "classification",
             "accuracy_paradox",
             illustrative=False,
+            cost=60,
         ),
         _info(
             "lstm-forget",
@@ -331,6 +370,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "propagation",
             "lstm_forget",
             illustrative=True,
+            cost=120,
         ),
         _info(
             "init-signal",
@@ -338,6 +378,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "propagation",
             "init_signal",
             illustrative=False,
+            cost=700,
         ),
         _info(
             "critical-batch",
@@ -345,6 +386,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "costs",
             "critical_batch",
             illustrative=True,
+            cost=200,
             b_noise=1000,
         ),
         _info(
@@ -353,6 +395,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "costs",
             "attention_memory",
             illustrative=True,
+            cost=180,
             heads=16,
         ),
         _info(
@@ -361,6 +404,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "debugging",
             "broadcasting_bug",
             illustrative=True,
+            cost=140,
         ),
         _info(
             "padding-loss",
@@ -368,6 +412,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "debugging",
             "padding_loss",
             illustrative=True,
+            cost=100,
         ),
         _info(
             "finite-difference",
@@ -375,6 +420,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "debugging",
             "finite_difference",
             illustrative=True,
+            cost=150,
             eps=0.5,
         ),
         _info(
@@ -383,6 +429,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "timelines",
             "truncated_bptt",
             illustrative=True,
+            cost=130,
             steps=12,
             chunk=4,
         ),
@@ -392,6 +439,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "timelines",
             "grad_accumulation",
             illustrative=True,
+            cost=120,
             micro=4,
         ),
         _info(
@@ -400,6 +448,7 @@ REGISTRY: dict[str, DiagramInfo] = {
             "robustness",
             "fgsm_pgd",
             illustrative=True,
+            cost=140,
             eps=0.3,
             alpha=0.1,
             steps=5,
@@ -524,14 +573,6 @@ NUMERIC_ENV = {
 """Environment of the processes that draw diagrams (x86-64 only; elsewhere the CPU's own kernels)."""
 
 
-def default_jobs() -> int:
-    """The cores this process may run on (what `--jobs` defaults to)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def materialize(
     specs: Sequence[tuple[str, Mapping[str, Any] | None]],
     cache_dir: Path,
@@ -542,16 +583,16 @@ def materialize(
     """Make sure every spec has a PNG in cache_dir; return cache_key -> PNG path.
 
     Specs already in the cache are not rendered, and if none needs rendering matplotlib
-    is never imported.  ``progress(i, n, name)`` is called before each render (in order
-    of the specs, as each picture is taken up), with i counting from 1 over the n
+    is never imported.  ``progress(i, n, name)`` is called as each picture is taken up
+    (slowest first, the same order whatever the jobs), with i counting from 1 over the n
     diagrams that need rendering (show it as "rendering 3/24: warmup-cosine").  Raises
     DiagramError for an invalid spec before rendering anything.
 
-    They are drawn in ``jobs`` (default: every core) 'spawn'ed worker processes that hold
-    numpy and OpenBLAS to fixed kernels (NUMERIC_ENV), so a picture's bytes depend on its
-    spec and the pinned library versions, not on the CPU; files are written here, in spec
-    order.  A generator that fails does not stop the others: every failure is
-    raised at the end as one DiagramFailures, in spec order.
+    They are drawn in ``jobs`` (default: every core) worker processes that hold numpy and
+    OpenBLAS to fixed kernels (NUMERIC_ENV), so a picture's bytes depend on its spec and
+    the pinned library versions, not on the CPU or on which worker drew it; files are
+    written here, in spec order.  A generator that fails does not stop the others: every
+    failure is raised at the end as one DiagramFailures, in spec order.
     """
     cache_dir = Path(cache_dir)
     keys: dict[str, tuple[str, Mapping[str, Any] | None]] = {}
@@ -585,6 +626,38 @@ def materialize(
     return result
 
 
+def start_workers() -> None:
+    """Start the drawing workers' imports now, in the background, for a build that will draw.
+
+    The workers are forked from one server process that fixes numpy's kernels and imports
+    matplotlib and every generator once (diagrams/_worker.py).  This returns at once: the
+    server's imports (half a second of CPU) overlap with what this process does until the
+    diagrams are drawn -- parsing and checking the cards.  Without a fork server (Windows)
+    it does nothing, and each worker imports matplotlib itself.
+    """
+    if _context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+@functools.cache
+def _context() -> BaseContext:
+    """Where the drawing workers come from: the fork server of _worker.py, or 'spawn'.
+
+    Never this process (by 'fork'): its numpy may already be loaded with the CPU's own
+    kernels, and it may hold threads or state a forked child must not inherit; the fork
+    server is a fresh interpreter that loaded nothing but _worker.py.
+    """
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([f"{__name__}._worker"])
+    return context
+
+
 _Job = tuple[str, str, Mapping[str, Any] | None]
 
 
@@ -596,33 +669,50 @@ def _draw_one(name: str, params: Mapping[str, Any] | None) -> bytes | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _start_worker() -> None:
-    """Set NUMERIC_ENV in a fresh worker before numpy is imported (it reads it once, on import)."""
+def _on_x86() -> bool:
     import platform
 
-    if platform.machine().lower() not in ("x86_64", "amd64"):
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+def _start_worker() -> None:
+    """Hold a drawing process's numpy and OpenBLAS to NUMERIC_ENV before numpy is imported
+    (both read it once, when loaded); refuse a numpy already loaded with other kernels.
+
+    A worker forked from the server (_worker.py) finds numpy loaded there after this ran:
+    that is checked, not trusted.
+    """
+    if not _on_x86():
         return
     if "numpy" in sys.modules:
-        raise RuntimeError("numpy was imported before the diagram worker could fix its CPU kernels")
+        if not _kernels_fixed():
+            raise RuntimeError("numpy was imported before the diagram worker could fix its CPU kernels")
+        return
     os.environ.update(NUMERIC_ENV)
 
 
-def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Progress | None) -> list[bytes | str]:
-    """Draw in 'spawn'ed worker processes (one when jobs=1), each started by _start_worker.
+def _kernels_fixed() -> bool:
+    """Whether the loaded numpy was loaded under NUMERIC_ENV: the environment still says so and
+    none of the dispatch targets it disables is in use."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
-    Never in this process: its numpy may already be loaded with the CPU's own kernels, and
-    a fresh interpreter is safe whatever threads or state this process has (fork is not).
-    The workers import only deckbuild.diagrams and matplotlib.
+    held = all(os.environ.get(key) == value for key, value in NUMERIC_ENV.items())
+    return held and not any(__cpu_features__.get(target) for target in __cpu_dispatch__)
+
+
+def _draw_in_workers(todo: Sequence[_Job], workers: int, progress: Progress | None) -> list[bytes | str]:
+    """Every job's outcome, in job order, drawn by `workers` worker processes (one when jobs=1).
+
+    The slowest diagrams (by their `cost`) are taken up first, so that what is left for the
+    end is quick ones and the workers finish together (longest processing time first).
     """
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker) as pool:
-        futures = [pool.submit(_draw_one, name, dict(params) if params is not None else None) for _k, name, params in todo]
-        drawn = []
-        for i, ((_key, name, _params), future) in enumerate(zip(todo, futures, strict=True), start=1):
+    order = sorted(range(len(todo)), key=lambda i: -REGISTRY[todo[i][1]].cost)  # stable: spec order among equals
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_start_worker) as pool:
+        futures = {i: pool.submit(_draw_one, todo[i][1], dict(p) if (p := todo[i][2]) is not None else None) for i in order}
+        for n, i in enumerate(order, start=1):
             if progress is not None:
-                progress(i, len(todo), name)
-            drawn.append(future.result())
-    return drawn
+                progress(n, len(todo), todo[i][1])
+            futures[i].result()  # wait, so the progress follows the drawing
+        return [futures[i].result() for i in range(len(todo))]

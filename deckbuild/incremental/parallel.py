@@ -15,12 +15,12 @@ speed: that file is parsed again in this process.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from deckbuild.errors import Problem
+from deckbuild.jobs import default_jobs
 from deckbuild.model import Card
 
 # Fewer bytes to parse than this, or fewer files than MIN_FILES, are parsed in this
@@ -32,14 +32,6 @@ MIN_FILES = 2
 Job = tuple[Path, str, bytes | None]  # path, display path, bytes already read (or None)
 # cards, problems, renderings, card digests, the cache's encoding of the parse
 Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None]
-
-
-def default_jobs() -> int:
-    """The cores this process may run on (what `--jobs` defaults to)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def worth_it(jobs: Sequence[Job], workers: int | None) -> int:
