@@ -70,6 +70,8 @@ class BuildCache:
         self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
         self._used_facts: set[bytes] = set()
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
+        self._markdown_asked = 0
+        self._all_markdown: dict[bytes, str] | None = None
 
     # -- card files
 
@@ -168,24 +170,34 @@ class BuildCache:
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
     def markdown(self) -> dict[bytes, str]:
-        """Every cached rendering (loaded at once: one query beats one per text), and the
-        parse workers' of this build."""
-        known: dict[bytes, str] = {}
-        if self._conn is not None:
-            try:
-                known = dict(self._conn.execute("SELECT key, value FROM markdown"))
-            except sqlite3.Error:
-                known = {}
-        known.update(self._rendered)
-        return known
+        """The parse workers' renderings of this build (the cached ones: markdown_lookup)."""
+        return dict(self._rendered)
+
+    def markdown_lookup(self, key: bytes) -> str | None:
+        """A cached rendering, or None.  One query per text: a rebuild renders a few notes
+        only; once many are asked for (a changed namespace re-renders every note), all
+        cached renderings are read at once instead."""
+        if self._conn is None:
+            return None
+        try:
+            if self._all_markdown is None:
+                self._markdown_asked += 1
+                if self._markdown_asked <= 2000:
+                    row = self._conn.execute("SELECT value FROM markdown WHERE key = ?", (key,)).fetchone()
+                    return str(row[0]) if row is not None else None
+                self._all_markdown = dict(self._conn.execute("SELECT key, value FROM markdown"))
+            return self._all_markdown.get(key)
+        except sqlite3.Error:
+            return None
 
     def add_rendered(self, rendered: Mapping[bytes, str]) -> None:
         """Renderings made by parse workers (incremental/parallel.py) for this build."""
         self._rendered.update(rendered)
 
-    def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes]) -> None:
+    def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes], notes: int = 0) -> None:
         """Add new renderings (the workers' among them); forget the ones this build did not
-        use, once they pile up."""
+        use once they pile up beyond what a deck of `notes` notes keeps (a rebuild takes most
+        notes from the note cache and so uses few renderings: those of the rest stay)."""
         if not self._writable:
             return
         assert self._conn is not None
@@ -195,7 +207,7 @@ class BuildCache:
             self._rendered = {}
             self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", fresh.items())
             total = self._conn.execute("SELECT count(*) FROM markdown").fetchone()[0]
-            if total > 2 * len(used) + 1000:
+            if total > 2 * len(used) + 8 * notes + 1000:
                 _keep_only(self._conn, "markdown", used)
             total = self._conn.execute("SELECT count(*) FROM parsed").fetchone()[0]
             if total > 2 * len(self._used_parsed) + 100:
