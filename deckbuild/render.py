@@ -140,6 +140,8 @@ _ASCII_PLAIN = re.compile(r"[A-Za-z0-9 .,;:?!'\"()/%@$^=+\-#~<>&{}\n]*")
 def _plain_fast(text: str) -> str | None:
     """Python-Markdown's output for a stripped text without Markdown syntax; None otherwise."""
     if not _ASCII_PLAIN.fullmatch(text):  # the common case decided by one regex; else char by char
+        if not _beyond_ascii(_ASCII_PLAIN, text):
+            return None
         for char in text:
             if not (char.isalnum() and char.isprintable()) and char not in _PLAIN_PUNCTUATION and char != "\n":
                 return None
@@ -149,6 +151,14 @@ def _plain_fast(text: str) -> str | None:
         if not line or _BLOCK_START.match(line) or line.endswith(" "):
             return None
     return "<p>" + html.escape(text, quote=False) + "</p>"
+
+
+def _beyond_ascii(allowed: re.Pattern[str], text: str) -> bool:
+    """Whether the first character `allowed` (every allowed ASCII character) stops at is
+    beyond ASCII -- else it is an ASCII character the text may not have."""
+    match = allowed.match(text)
+    end = match.end() if match is not None else 0
+    return end < len(text) and ord(text[end]) >= 128
 
 
 def is_plain_text(text: str) -> bool:
@@ -187,6 +197,8 @@ def _subset_html(protected: str) -> str | None:
     if "<" in protected and ">" in protected:
         return None
     if not _ASCII_SUBSET.fullmatch(protected):  # the common case decided by one regex; else char by char
+        if not _beyond_ascii(_ASCII_SUBSET, protected):
+            return None
         for char in protected:
             if not (char.isalnum() and char.isprintable()) and char not in _SUBSET_CHARS:
                 return None

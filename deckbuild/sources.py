@@ -104,11 +104,13 @@ def load_cards(
     if workers > 1:
         parsed = parallel.parse_parallel(jobs_todo, workers, prerender and cache is not None)
     else:
-        parsed = [(*_load_file(*job), {}, None, None) for job in jobs_todo]
-    for (index, key, _job), (file_cards, file_problems, rendered, digests, encoded) in zip(todo, parsed, strict=True):
+        parsed = [(*_load_file(*job), {}, None, None, None) for job in jobs_todo]
+    for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts) in zip(todo, parsed, strict=True):
         if cache is not None:
             if key is not None:
                 cache.store_parsed(key, file_cards, file_problems, digests, encoded)
+                if facts is not None:
+                    cache.add_file_facts(job[1], facts)
             cache.add_rendered(rendered)
         results[index] = (file_cards, file_problems)
     cards: list[Card] = []

@@ -69,6 +69,7 @@ class BuildCache:
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
         self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
         self._used_facts: set[bytes] = set()
+        self._worker_facts: dict[str, list[CardFacts]] = {}  # display path -> facts a parse worker computed
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
         self._markdown_asked = 0
         self._all_markdown: dict[bytes, str] | None = None
@@ -134,8 +135,16 @@ class BuildCache:
 
     # -- what the deck-wide checks need of each card of a file (validate.FactStore)
 
+    def add_file_facts(self, path: str, facts: list[CardFacts]) -> None:
+        """The facts of a card file a parse worker just parsed (incremental/parallel.py)."""
+        self._worker_facts[path] = facts
+
     def file_facts(self, path: str, count: int) -> list[CardFacts] | None:
         """The facts of the `count` cards of the card file at `path` as this build read it, or None."""
+        fresh = self._worker_facts.pop(path, None)
+        if fresh is not None and len(fresh) == count:
+            self.store_file_facts(path, fresh)
+            return fresh
         key = self._file_keys.get(path)
         if self._conn is None or key is None:
             return None
