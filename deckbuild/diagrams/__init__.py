@@ -635,15 +635,12 @@ def start_workers() -> None:
     diagrams are drawn -- parsing and checking the cards.  Without a fork server (Windows)
     it does nothing, and each worker imports matplotlib itself.
     """
-    if _context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
+    _context()
 
 
 @functools.cache
 def _context() -> BaseContext:
-    """Where the drawing workers come from: the fork server of _worker.py, or 'spawn'.
+    """Where the drawing workers come from: the fork server of _worker.py (started here), or 'spawn'.
 
     Never this process (by 'fork'): its numpy may already be loaded with the CPU's own
     kernels, and it may hold threads or state a forked child must not inherit; the fork
@@ -651,11 +648,17 @@ def _context() -> BaseContext:
     """
     import multiprocessing
 
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([f"{__name__}._worker"])
-    return context
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([f"{__name__}._worker"])
+        try:
+            forkserver.ensure_running()
+            return context
+        except OSError:  # no socket or temp folder for it: each worker imports for itself
+            pass
+    return multiprocessing.get_context("spawn")
 
 
 _Job = tuple[str, str, Mapping[str, Any] | None]
