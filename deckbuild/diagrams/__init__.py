@@ -13,6 +13,8 @@ Anki, which never overwrites a media file of the same name, picks the new pictur
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import hashlib
 import json
@@ -655,10 +657,26 @@ def _context() -> BaseContext:
         context.set_forkserver_preload([f"{__name__}._worker"])
         try:
             forkserver.ensure_running()
-            return context
         except OSError:  # no socket or temp folder for it: each worker imports for itself
-            pass
+            return multiprocessing.get_context("spawn")
+        atexit.register(_stop_server)
+        return context
     return multiprocessing.get_context("spawn")
+
+
+def _stop_server() -> None:
+    """End the fork server with this process, even in the middle of its imports (a build that
+    failed before drawing); it would otherwise finish them before noticing."""
+    import signal
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is None:
+        return
+    with contextlib.suppress(OSError):  # ChildProcessError: not this process's child (any more)
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):  # running, and a child no one reaped: not a reused pid
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 _Job = tuple[str, str, Mapping[str, Any] | None]
