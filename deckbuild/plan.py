@@ -14,9 +14,10 @@ This module is imported by every build, even one that is up to date: heavy modul
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -164,7 +165,7 @@ def plan(
     from deckbuild.incremental.cache import open_cache
 
     # The cache is written only inside a deck project (never a stray folder in the wrong place).
-    with open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file()) as cache:
+    with _no_cycle_collection(), open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file()) as cache:
         return _plan(
             root,
             goal,
@@ -178,6 +179,26 @@ def plan(
             progress=progress,
             variant=variant,
         )
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused while the stages run.
+
+    A build holds one object per card, note and location, and allocates them all at once:
+    the collector then walks everything alive again and again while finding almost nothing
+    (the model is acyclic), a tenth or more of a rebuild's time.  Memory freed by reference
+    counting is unaffected; the collector runs again once the stages are done.
+    """
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _plan(

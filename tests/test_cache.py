@@ -291,3 +291,30 @@ def test_a_note_row_round_trips_every_field() -> None:
     row = cache._note_row(b"k", empty)
     assert row is not None and cache._note_values(row)["tags"] == ()
     assert cache._note_row(b"k", dataclasses.replace(note, tags=("a\x1fb",))) is None  # not kept: rendered again
+
+
+def test_a_rebuild_updates_the_card_ordinals_to_what_a_clean_build_keeps(sample: Path) -> None:
+    """A rebuild rewrites only the ordinal rows of the notes it changed; the table must end as
+    a clean build leaves it (no row of a gone note, the edited note's new row)."""
+    import sqlite3
+
+    def ords(project: Path) -> dict[str, str]:
+        conn = sqlite3.connect(project / CACHE_DIR / "cache.sqlite")
+        try:
+            return dict(conn.execute("SELECT key, value FROM ords"))
+        finally:
+            conn.close()
+
+    build(sample)
+    before = ords(sample)
+    cards = sample / "cards" / "basics.yaml"
+    cards.write_text(
+        cards.read_text("utf-8").replace("Across the batch, per feature.", "Per feature, across the batch."), "utf-8"
+    )
+    build(sample)
+    after = ords(sample)
+    assert after != before and len(after) == len(before)
+    fresh = sample.parent / "fresh"
+    shutil.copytree(sample, fresh, ignore=shutil.ignore_patterns("dist", CACHE_DIR))
+    build(fresh)
+    assert ords(fresh) == after

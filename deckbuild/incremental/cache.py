@@ -269,12 +269,20 @@ class BuildCache:
 
     def store_card_ords(self, ords: Mapping[str, str]) -> None:
         """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
-        if not self._writable or ords == self._stored_ords:
-            return  # as read: a rebuild that changed no note's cards leaves the table alone
+        if not self._writable:
+            return
         assert self._conn is not None
+        stored = self._stored_ords
         try:
-            self._conn.execute("DELETE FROM ords")
-            self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+            if stored is None:  # not read this build: written afresh
+                self._conn.execute("DELETE FROM ords")
+                self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+                return
+            # A rebuild changes a few notes: only their rows change.
+            self._conn.executemany("DELETE FROM ords WHERE key = ?", ((key,) for key in stored.keys() - ords.keys()))
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO ords VALUES (?, ?)", ((k, v) for k, v in ords.items() if stored.get(k) != v)
+            )
         except sqlite3.Error:
             return
 
@@ -621,11 +629,12 @@ class NoteReuse:
             self._keys[id(card)] = (card, key)
         else:
             key = known[1]
-        values = self._found.get(key)
+        values = self._found.pop(key, None)  # each card is asked for once; a second ask renders again
         if values is None:
             return None
-        note: RenderedNote = _restore(RenderedNote, values)
-        note.__dict__["due"] = due  # a fresh object: frozen from here on
+        values["due"] = due
+        note: RenderedNote = object.__new__(RenderedNote)
+        object.__setattr__(note, "__dict__", values)  # the decoded values become the note, not a copy of them
         return note
 
     def store(self, card: Card, note: RenderedNote) -> None:
