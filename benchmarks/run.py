@@ -27,7 +27,8 @@ speed drifts still compares like with like.  Peak memory is that of the whole pr
 tree, workers included: the sum of the proportional set sizes (PSS: a page shared by a
 forked worker counts once) of the process and its descendants, sampled every 10 ms for the
 first second and every 100 ms after.
-CPU is user + system seconds of the process and every descendant it waited for.
+CPU is user + system seconds of the process and every descendant, the ones it leaves
+behind included (the diagram workers' fork server: this process adopts and waits for them).
 
 `--quick` (the test suite's smoke test: tests/test_benchmark.py) measures one small
 synthetic deck without diagrams, once each.  Not part of CI's pass/fail: timings depend
@@ -203,6 +204,30 @@ def _tree_pss_kb(root: int) -> int:
     return total
 
 
+def adopt_orphans() -> None:
+    """Make the processes a measured build leaves behind (its diagram workers' fork server,
+    multiprocessing's resource tracker) this process's children when the build exits, so
+    that _reap_orphans can wait for them and their CPU counts (Linux; elsewhere a no-op)."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    pr_set_child_subreaper = 36
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
+def _reap_orphans(patience: float = 10.0) -> None:
+    """Wait for the children adopted since the last run (they exit once the build has)."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            time.sleep(0.005)
+
+
 def run(args: list[str], cwd: Path | None = None) -> Run:
     """Run one fresh process: wall time, CPU of its whole tree, peak memory of its whole tree."""
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONPATH": str(REPO)}
@@ -228,6 +253,7 @@ def run(args: list[str], cwd: Path | None = None) -> Run:
     seconds = time.perf_counter() - start
     done.set()
     sampler.join()
+    _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if peak[0] == 0:  # no /proc (not Linux): the largest single process instead
@@ -420,6 +446,7 @@ def main() -> None:
     sizes = [300] if args.quick else [int(x) for x in args.sizes.split(",") if x.strip()]
     repeat = 1 if args.quick else max(1, args.repeat)
     diagrams = [] if args.quick else diagram_names()
+    adopt_orphans()
     load_before = os.getloadavg()[0]
     notes = []
     rows: list[Row] = []

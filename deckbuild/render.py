@@ -72,10 +72,21 @@ class RenderMemo:
     `fresh` (rendered by this memo) and `used` (looked up) tell the cache what to keep.
     """
 
-    def __init__(self, known: Mapping[bytes, str] | None = None) -> None:
+    def __init__(self, known: Mapping[bytes, str] | None = None, lookup: Callable[[bytes], str | None] | None = None) -> None:
+        """`known`: renderings at hand; `lookup`: asked for the others before rendering (the
+        on-disk cache, which a rebuild needs for a few notes only, so it is not loaded whole)."""
         self.entries: dict[bytes, str] = dict(known or {})
         self.fresh: dict[bytes, str] = {}
         self.used: set[bytes] = set()
+        self._lookup = lookup
+
+    def _known(self, key: bytes) -> str | None:
+        out = self.entries.get(key)
+        if out is None and self._lookup is not None:
+            out = self._lookup(key)
+            if out is not None:
+                self.entries[key] = out
+        return out
 
     def preload(self, entries: Mapping[bytes, str]) -> None:
         """Add renderings made earlier (the caller vouches they came from this code)."""
@@ -87,7 +98,7 @@ class RenderMemo:
             return ""
         key = memo_key(text, inline)
         self.used.add(key)
-        out = self.entries.get(key)
+        out = self._known(key)
         if out is None:
             out = self.entries[key] = self.fresh[key] = _render(text, inline)
         return out
@@ -97,7 +108,7 @@ class RenderMemo:
         so its output is carried over between builds like Markdown's."""
         key = hashlib.blake2b(b"\2" + kind.encode() + b"\0" + text.encode(), digest_size=16).digest()
         self.used.add(key)
-        out = self.entries.get(key)
+        out = self._known(key)
         if out is None:
             out = self.entries[key] = self.fresh[key] = render(text)
         return out

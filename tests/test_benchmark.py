@@ -35,3 +35,40 @@ def test_quick_benchmark_prints_both_tables_with_identical_cold_builds() -> None
     # The second table (the shipped deck's cold builds, every core against --jobs 1): same bytes.
     cold = [line for line in lines if line.startswith("| shipped deck |")]
     assert len(cold) == 2 and cold[1].rstrip(" |").endswith("yes"), cold
+
+
+_ORPHAN = """
+import subprocess, sys
+# Leave a child behind that keeps the CPU busy after this process has exited, as the
+# diagram workers' fork server does, and let it say how much CPU it used.
+subprocess.Popen([sys.executable, "-c", '''
+import sys, time
+start = time.process_time()
+while time.process_time() - start < 0.3:
+    pass
+open(sys.argv[1], "w").write(repr(time.process_time()))
+''', sys.argv[1]])
+"""
+
+_MEASURE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import run
+run.adopt_orphans()
+result = run.run([sys.executable, "-c", sys.argv[2], sys.argv[3]])
+print(result.cpu)
+"""
+
+
+def test_cpu_counts_the_processes_a_build_leaves_behind(tmp_path: Path) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    report = tmp_path / "orphan-cpu"
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(ROOT / "benchmarks"), _ORPHAN, str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert float(proc.stdout) >= float(report.read_text())  # the orphan finished, was waited for, and counted

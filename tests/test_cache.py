@@ -291,3 +291,51 @@ def test_a_note_row_round_trips_every_field() -> None:
     row = cache._note_row(b"k", empty)
     assert row is not None and cache._note_values(row)["tags"] == ()
     assert cache._note_row(b"k", dataclasses.replace(note, tags=("a\x1fb",))) is None  # not kept: rendered again
+
+
+def test_a_rebuild_updates_the_card_ordinals_to_what_a_clean_build_keeps(sample: Path) -> None:
+    """A rebuild rewrites only the ordinal rows of the notes it changed; the table must end as
+    a clean build leaves it (no row of a gone note, the edited note's new row)."""
+    import sqlite3
+
+    def ords(project: Path) -> dict[str, str]:
+        conn = sqlite3.connect(project / CACHE_DIR / "cache.sqlite")
+        try:
+            return dict(conn.execute("SELECT key, value FROM ords"))
+        finally:
+            conn.close()
+
+    build(sample)
+    before = ords(sample)
+    cards = sample / "cards" / "basics.yaml"
+    cards.write_text(
+        cards.read_text("utf-8").replace("Across the batch, per feature.", "Per feature, across the batch."), "utf-8"
+    )
+    build(sample)
+    after = ords(sample)
+    assert after != before and len(after) == len(before)
+    fresh = sample.parent / "fresh"
+    shutil.copytree(sample, fresh, ignore=shutil.ignore_patterns("dist", CACHE_DIR))
+    build(fresh)
+    assert ords(fresh) == after
+
+
+def test_a_rebuild_renders_only_new_text(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes whose inputs changed are rendered again, but each of their texts that was
+    rendered before comes from the cache (looked up one by one, not loaded whole): only the
+    edited text goes through Markdown."""
+    from deckbuild import render
+
+    build(sample)
+    _edit(sample / "cards/basics.yaml", "Which way does a batch-norm axis run?", "Which axis?")
+    seen: list[str] = []
+    real = render._render
+
+    def counting(text: str, inline: bool) -> str:
+        seen.append(text)
+        return real(text, inline)
+
+    monkeypatch.setattr(render, "_render", counting)
+    build(sample)
+    notes = [text for text in seen if "every** feature" not in text]  # the deck's description is rendered each build
+    assert notes and all("Which axis?" in text for text in notes), seen

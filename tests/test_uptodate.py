@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import REPO
 
 from deckbuild.commands import build
 from deckbuild.incremental import uptodate
@@ -65,6 +68,18 @@ def test_a_no_op_reads_no_file_once_they_are_settled(sample: Path, monkeypatch: 
     reads.clear()
     assert up_to_date(sample) is not None
     assert reads == []  # ... and from then on taken by their signatures
+    # deckbuild's own sources too, in a new process (this one knows its code fingerprint).
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from deckbuild.incremental import uptodate\n"
+        "reads = []\n"
+        "real = uptodate._hash\n"
+        "uptodate._hash = lambda *args: reads.append(args[0]) or real(*args)\n"
+        "print(uptodate.up_to_date(Path(sys.argv[1])) is not None, len(reads))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(sample)], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.split() == ["True", "0"], out.stdout + out.stderr
 
 
 def test_a_same_size_edit_that_keeps_the_mtime_is_caught(sample: Path) -> None:

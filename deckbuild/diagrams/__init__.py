@@ -13,6 +13,8 @@ Anki, which never overwrites a media file of the same name, picks the new pictur
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import hashlib
 import json
@@ -635,15 +637,12 @@ def start_workers() -> None:
     diagrams are drawn -- parsing and checking the cards.  Without a fork server (Windows)
     it does nothing, and each worker imports matplotlib itself.
     """
-    if _context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
+    _context()
 
 
 @functools.cache
 def _context() -> BaseContext:
-    """Where the drawing workers come from: the fork server of _worker.py, or 'spawn'.
+    """Where the drawing workers come from: the fork server of _worker.py (started here), or 'spawn'.
 
     Never this process (by 'fork'): its numpy may already be loaded with the CPU's own
     kernels, and it may hold threads or state a forked child must not inherit; the fork
@@ -651,11 +650,33 @@ def _context() -> BaseContext:
     """
     import multiprocessing
 
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([f"{__name__}._worker"])
-    return context
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([f"{__name__}._worker"])
+        try:
+            forkserver.ensure_running()
+        except OSError:  # no socket or temp folder for it: each worker imports for itself
+            return multiprocessing.get_context("spawn")
+        atexit.register(_stop_server)
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _stop_server() -> None:
+    """End the fork server with this process, even in the middle of its imports (a build that
+    failed before drawing); it would otherwise finish them before noticing."""
+    import signal
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is None:
+        return
+    with contextlib.suppress(OSError):  # ChildProcessError: not this process's child (any more)
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):  # running, and a child no one reaped: not a reused pid
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 _Job = tuple[str, str, Mapping[str, Any] | None]

@@ -71,6 +71,8 @@ class BuildCache:
         self._used_facts: set[bytes] = set()
         self._worker_facts: dict[str, list[CardFacts]] = {}  # display path -> facts a parse worker computed
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
+        self._markdown_asked = 0
+        self._all_markdown: dict[bytes, str] | None = None
 
     # -- card files
 
@@ -177,24 +179,34 @@ class BuildCache:
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
     def markdown(self) -> dict[bytes, str]:
-        """Every cached rendering (loaded at once: one query beats one per text), and the
-        parse workers' of this build."""
-        known: dict[bytes, str] = {}
-        if self._conn is not None:
-            try:
-                known = dict(self._conn.execute("SELECT key, value FROM markdown"))
-            except sqlite3.Error:
-                known = {}
-        known.update(self._rendered)
-        return known
+        """The parse workers' renderings of this build (the cached ones: markdown_lookup)."""
+        return dict(self._rendered)
+
+    def markdown_lookup(self, key: bytes) -> str | None:
+        """A cached rendering, or None.  One query per text: a rebuild renders a few notes
+        only; once many are asked for (a changed namespace re-renders every note), all
+        cached renderings are read at once instead."""
+        if self._conn is None:
+            return None
+        try:
+            if self._all_markdown is None:
+                self._markdown_asked += 1
+                if self._markdown_asked <= 2000:
+                    row = self._conn.execute("SELECT value FROM markdown WHERE key = ?", (key,)).fetchone()
+                    return str(row[0]) if row is not None else None
+                self._all_markdown = dict(self._conn.execute("SELECT key, value FROM markdown"))
+            return self._all_markdown.get(key)
+        except sqlite3.Error:
+            return None
 
     def add_rendered(self, rendered: Mapping[bytes, str]) -> None:
         """Renderings made by parse workers (incremental/parallel.py) for this build."""
         self._rendered.update(rendered)
 
-    def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes]) -> None:
+    def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes], notes: int = 0) -> None:
         """Add new renderings (the workers' among them); forget the ones this build did not
-        use, once they pile up."""
+        use once they pile up beyond what a deck of `notes` notes keeps (a rebuild takes most
+        notes from the note cache and so uses few renderings: those of the rest stay)."""
         if not self._writable:
             return
         assert self._conn is not None
@@ -204,7 +216,7 @@ class BuildCache:
             self._rendered = {}
             self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", fresh.items())
             total = self._conn.execute("SELECT count(*) FROM markdown").fetchone()[0]
-            if total > 2 * len(used) + 1000:
+            if total > 2 * len(used) + 8 * notes + 1000:
                 _keep_only(self._conn, "markdown", used)
             total = self._conn.execute("SELECT count(*) FROM parsed").fetchone()[0]
             if total > 2 * len(self._used_parsed) + 100:
@@ -278,12 +290,20 @@ class BuildCache:
 
     def store_card_ords(self, ords: Mapping[str, str]) -> None:
         """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
-        if not self._writable or ords == self._stored_ords:
-            return  # as read: a rebuild that changed no note's cards leaves the table alone
+        if not self._writable:
+            return
         assert self._conn is not None
+        stored = self._stored_ords
         try:
-            self._conn.execute("DELETE FROM ords")
-            self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+            if stored is None:  # not read this build: written afresh
+                self._conn.execute("DELETE FROM ords")
+                self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+                return
+            # A rebuild changes a few notes: only their rows change.
+            self._conn.executemany("DELETE FROM ords WHERE key = ?", ((key,) for key in stored.keys() - ords.keys()))
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO ords VALUES (?, ?)", ((k, v) for k, v in ords.items() if stored.get(k) != v)
+            )
         except sqlite3.Error:
             return
 
@@ -630,11 +650,12 @@ class NoteReuse:
             self._keys[id(card)] = (card, key)
         else:
             key = known[1]
-        values = self._found.get(key)
+        values = self._found.pop(key, None)  # each card is asked for once; a second ask renders again
         if values is None:
             return None
-        note: RenderedNote = _restore(RenderedNote, values)
-        note.__dict__["due"] = due  # a fresh object: frozen from here on
+        values["due"] = due
+        note: RenderedNote = object.__new__(RenderedNote)
+        object.__setattr__(note, "__dict__", values)  # the decoded values become the note, not a copy of them
         return note
 
     def store(self, card: Card, note: RenderedNote) -> None:
