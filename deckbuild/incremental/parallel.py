@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,21 +98,26 @@ def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
     return memo.fresh
 
 
-def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> list[Parsed]:
-    """parse_here for every job, in worker processes; results in job order."""
+def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> Iterator[Parsed]:
+    """parse_here for every job, in worker processes; results in job order, each handed
+    over as soon as it and the ones before it are done (the caller stores a file's parse
+    while the workers go on, and holds no more than it must)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     # 'fork' on Linux: the workers start with deckbuild, YAML and Markdown already imported
     # (a 'spawn'ed one would import them again); nothing here holds threads or locks a
     # child could inherit half-taken.  Elsewhere fork is unsafe or missing: 'spawn'.
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    results: list[Parsed] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(parse_here, path, display, raw, prerender) for path, display, raw in jobs]
-        for (path, display, raw), future in zip(jobs, futures, strict=True):
+        futures: deque[Future[Parsed]] = deque(
+            pool.submit(parse_here, path, display, raw, prerender) for path, display, raw in jobs
+        )
+        for path, display, raw in jobs:
+            future = futures.popleft()  # dropped once taken: a done future keeps its result
             try:
-                results.append(future.result())
+                result = future.result()
             except Exception:  # a lost worker: parse that file here, as a serial build would
-                results.append(parse_here(path, display, raw, prerender))
-    return results
+                result = parse_here(path, display, raw, prerender)
+            del future
+            yield result
