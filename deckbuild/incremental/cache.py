@@ -624,13 +624,18 @@ class NoteReuse:
         self._namespace = namespace.encode()
         self._figures = figures
         self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
+        self._shown: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)
         self._found: dict[bytes, dict[str, Any]] | None = None
 
     def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
         parts = [self._namespace, self._cache.digest(card)]
+        shown = self._shown
         for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
-            other = by_id.get(ref) if ref else None
-            parts.append(ref.encode() + b"=" + (_shown(other) if other is not None else b"-"))
+            part = shown.get(ref)
+            if part is None:  # once per card named (a question is named by each of its clozes)
+                other = by_id.get(ref) if ref else None
+                part = shown[ref] = ref.encode() + b"=" + (_shown(other) if other is not None else b"-")
+            parts.append(part)
         figure = self._figures.get(card.id)
         if figure is not None:
             parts.append(f"{figure[0].name}\0{figure[1]}".encode())
