@@ -331,8 +331,13 @@ def escape_braces(html_text: str) -> str:
     return html_text.replace("{", "&#123;").replace("}", "&#125;")
 
 
+_PLAIN_SPECIAL = re.compile(r"[&<>{}]")
+
+
 def plain(text: str) -> str:
     """Escape plain text (names, ids, topics) for a field."""
+    if _PLAIN_SPECIAL.search(text) is None:  # nothing to escape (most values): one scan, not five
+        return text
     return escape_braces(html.escape(text, quote=False))
 
 

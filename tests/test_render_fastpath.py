@@ -17,6 +17,7 @@ Profiles: default 300 examples per test; ``HYPOTHESIS_PROFILE=long`` runs 20,000
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 
@@ -211,3 +212,9 @@ def test_subset_path_is_taken_for_the_benchmark_shapes() -> None:
     refused = ["- a\n\n- b", "- a\nb", "a\n- b", "*a **b** c*", "a_b_c", "[a](http://x)", "a\\*b", "`a", "- - a", "a  \nb"]
     for text in refused:
         assert not _check_subset(text), text
+
+
+@settings(PROFILE)
+@given(st.text(alphabet=st.sampled_from("ab &<>{}\"'#·"), max_size=20) | any_chars)
+def test_plain_escapes_as_html_escape_and_braces(text: str) -> None:
+    assert render.plain(text) == render.escape_braces(html.escape(text, quote=False))
