@@ -375,6 +375,8 @@ def serve(project: Path, host: str, port: int, open_browser: bool) -> None:
     """
     from deckbuild.preview.serve import serve as run_serve
 
+    gc.enable()  # serve rebuilds for as long as it runs: its cyclic garbage must be collected
+
     run_serve(project, host=host, port=port, open_browser=open_browser, echo=lambda line: click.echo(line, err=True))
 
 
@@ -472,11 +474,12 @@ def run() -> None:
     """The `deckbuild` command: main() in a process tuned for what a build allocates.
 
     A build makes hundreds of thousands of long-lived objects (cards, locations, fields) and
-    almost no cyclic garbage, so CPython's default thresholds would run full collections over
-    all of them again and again (plan() pauses the collector during its stages; this covers
-    the rest of the process), and a last sweep over all of them at exit finds nothing.
+    almost no cyclic garbage, so the cycle collector would walk all of them again and again
+    for nothing: during plan()'s stages (which pause it), on the first allocations after them
+    (a second at 100k cards), and in a last sweep at exit.  A command that runs once is
+    therefore run without it.
     """
-    gc.set_threshold(100_000, 50, 1000)
+    gc.disable()  # a long-running command (serve) turns it back on
     try:
         main()
     finally:

@@ -152,5 +152,9 @@ def _front_text(card: Card) -> str:
 
 def content_hash(notetype: str, fields: Sequence[str], tags: Sequence[str]) -> str:
     """What decides whether a note changed: its note type, fields and tags (not its position)."""
-    payload = json.dumps([notetype, list(fields), list(tags)], ensure_ascii=False)
+    payload = _JSON.encode([notetype, list(fields), list(tags)])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""json.dumps(..., ensure_ascii=False)'s encoder, made once (dumps makes one per call)."""

@@ -575,18 +575,20 @@ _WELL_FORMED = " AND ".join(
 
 
 def _note_row(key: bytes, note: RenderedNote) -> tuple[Any, ...] | None:
-    """A note as a row of the notes table, or None if it cannot be kept (then it is rendered again)."""
-    row: list[Any] = [key]
-    for name in _NOTE_FIELDS:
-        value = getattr(note, name)
-        if name in _NOTE_TUPLES:
-            if not all(isinstance(item, str) and _SEP not in item for item in value):
-                return None
-            value = "".join(_SEP + item for item in value)
-        elif not isinstance(value, str):
+    """A note as a row of the notes table, or None if it cannot be kept (then it is rendered
+    again).  Written out field by field, like _note_values: a first build stores every note."""
+    joined = []
+    for items in (note.fields, note.tags, note.media, note.previous_ids):
+        try:
+            text = _SEP + _SEP.join(items) if items else ""
+        except TypeError:  # not all text
             return None
-        row.append(value)
-    return tuple(row)
+        if text.count(_SEP) != len(items):  # an item holding the separator would not split back
+            return None
+        joined.append(text)
+    fields, tags, media, previous_ids = joined
+    row = (key, note.card_id, note.guid, note.notetype, fields, tags, note.content_hash, media, previous_ids, note.deck)
+    return row if all(isinstance(value, str) for value in row[1:]) else None
 
 
 def _note_values(row: Sequence[Any]) -> dict[str, Any]:
