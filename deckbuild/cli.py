@@ -124,11 +124,6 @@ def build(
     """
     from deckbuild.commands import build as run_build
 
-    # A build allocates hundreds of thousands of long-lived objects (cards, locations,
-    # fields) and almost no cyclic garbage; CPython's default thresholds run a full
-    # collection over all of them again and again (about a third of a large build's time).
-    # This process is short-lived, so collect far less often.
-    gc.set_threshold(100_000, 50, 1000)
     result = run_build(
         project,
         force=force,
@@ -473,5 +468,20 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
+def run() -> None:
+    """The `deckbuild` command: main() in a process tuned for what a build allocates.
+
+    A build makes hundreds of thousands of long-lived objects (cards, locations, fields) and
+    almost no cyclic garbage, so CPython's default thresholds would run full collections over
+    all of them again and again (plan() pauses the collector during its stages; this covers
+    the rest of the process), and a last sweep over all of them at exit finds nothing.
+    """
+    gc.set_threshold(100_000, 50, 1000)
+    try:
+        main()
+    finally:
+        gc.freeze()  # the process ends here: no last sweep
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

@@ -458,10 +458,10 @@ def _render(
     from deckbuild.incremental.cache import NoteReuse
     from deckbuild.render import RenderMemo
 
-    memo = RenderMemo(cache.markdown())
+    memo = RenderMemo(cache.markdown(), cache.markdown_lookup)
     reuse = NoteReuse(cache, config.namespace, figures)
     rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse, declared)
-    cache.store_markdown(memo.fresh, memo.used)
+    cache.store_markdown(memo.fresh, memo.used, len(cards))
     cache.save_notes()
     return rendered
 

@@ -72,10 +72,21 @@ class RenderMemo:
     `fresh` (rendered by this memo) and `used` (looked up) tell the cache what to keep.
     """
 
-    def __init__(self, known: Mapping[bytes, str] | None = None) -> None:
+    def __init__(self, known: Mapping[bytes, str] | None = None, lookup: Callable[[bytes], str | None] | None = None) -> None:
+        """`known`: renderings at hand; `lookup`: asked for the others before rendering (the
+        on-disk cache, which a rebuild needs for a few notes only, so it is not loaded whole)."""
         self.entries: dict[bytes, str] = dict(known or {})
         self.fresh: dict[bytes, str] = {}
         self.used: set[bytes] = set()
+        self._lookup = lookup
+
+    def _known(self, key: bytes) -> str | None:
+        out = self.entries.get(key)
+        if out is None and self._lookup is not None:
+            out = self._lookup(key)
+            if out is not None:
+                self.entries[key] = out
+        return out
 
     def preload(self, entries: Mapping[bytes, str]) -> None:
         """Add renderings made earlier (the caller vouches they came from this code)."""
@@ -87,7 +98,7 @@ class RenderMemo:
             return ""
         key = memo_key(text, inline)
         self.used.add(key)
-        out = self.entries.get(key)
+        out = self._known(key)
         if out is None:
             out = self.entries[key] = self.fresh[key] = _render(text, inline)
         return out
@@ -97,7 +108,7 @@ class RenderMemo:
         so its output is carried over between builds like Markdown's."""
         key = hashlib.blake2b(b"\2" + kind.encode() + b"\0" + text.encode(), digest_size=16).digest()
         self.used.add(key)
-        out = self.entries.get(key)
+        out = self._known(key)
         if out is None:
             out = self.entries[key] = self.fresh[key] = render(text)
         return out
@@ -129,6 +140,8 @@ _ASCII_PLAIN = re.compile(r"[A-Za-z0-9 .,;:?!'\"()/%@$^=+\-#~<>&{}\n]*")
 def _plain_fast(text: str) -> str | None:
     """Python-Markdown's output for a stripped text without Markdown syntax; None otherwise."""
     if not _ASCII_PLAIN.fullmatch(text):  # the common case decided by one regex; else char by char
+        if not _beyond_ascii(_ASCII_PLAIN, text):
+            return None
         for char in text:
             if not (char.isalnum() and char.isprintable()) and char not in _PLAIN_PUNCTUATION and char != "\n":
                 return None
@@ -138,6 +151,14 @@ def _plain_fast(text: str) -> str | None:
         if not line or _BLOCK_START.match(line) or line.endswith(" "):
             return None
     return "<p>" + html.escape(text, quote=False) + "</p>"
+
+
+def _beyond_ascii(allowed: re.Pattern[str], text: str) -> bool:
+    """Whether the first character `allowed` (every allowed ASCII character) stops at is
+    beyond ASCII -- else it is an ASCII character the text may not have."""
+    match = allowed.match(text)
+    end = match.end() if match is not None else 0
+    return end < len(text) and ord(text[end]) >= 128
 
 
 def is_plain_text(text: str) -> bool:
@@ -176,6 +197,8 @@ def _subset_html(protected: str) -> str | None:
     if "<" in protected and ">" in protected:
         return None
     if not _ASCII_SUBSET.fullmatch(protected):  # the common case decided by one regex; else char by char
+        if not _beyond_ascii(_ASCII_SUBSET, protected):
+            return None
         for char in protected:
             if not (char.isalnum() and char.isprintable()) and char not in _SUBSET_CHARS:
                 return None

@@ -17,6 +17,8 @@ from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from deckbuild.incremental.cache import BuildCache
 
 # Every key a card may have, and what it holds.  The README documents the same list.
@@ -101,14 +103,17 @@ def load_cards(
         results.append(hit)
     jobs_todo = [job for _i, _key, job in todo]
     workers = parallel.worth_it(jobs_todo, jobs)
+    parsed: Iterator[parallel.Parsed]
     if workers > 1:
         parsed = parallel.parse_parallel(jobs_todo, workers, prerender and cache is not None)
     else:
-        parsed = [(*_load_file(*job), {}, None, None) for job in jobs_todo]
-    for (index, key, _job), (file_cards, file_problems, rendered, digests, encoded) in zip(todo, parsed, strict=True):
+        parsed = ((*_load_file(*job), {}, None, None, None) for job in jobs_todo)
+    for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts) in zip(todo, parsed, strict=True):
         if cache is not None:
             if key is not None:
                 cache.store_parsed(key, file_cards, file_problems, digests, encoded)
+                if facts is not None:
+                    cache.add_file_facts(job[1], facts)
             cache.add_rendered(rendered)
         results[index] = (file_cards, file_problems)
     cards: list[Card] = []

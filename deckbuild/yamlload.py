@@ -184,8 +184,21 @@ def _build_from_events(text: str, display: str, problems: list[Problem], loader_
         parent.key_locs[key] = key_loc
         parent.value_locs[key] = loc
 
+    # A scalar whose tag the resolver would make `str` is its own text: decided here without
+    # building a node for the constructor (most values of a card file are such texts).
+    # Exactly resolve()'s rule: a quoted or block scalar (not implicit) is a string; a plain
+    # one is too unless an implicit resolver is registered for its first character.
+    resolvers = loader.yaml_implicit_resolvers
+    plain_is_str = not loader.yaml_path_resolvers and not resolvers.get(None)
+    str_tag = loader.DEFAULT_SCALAR_TAG
+    scalar_event = yaml.ScalarEvent
     try:
         for event in yaml.parse(text, Loader=loader_class):
+            if type(event) is scalar_event and event.anchor is None and event.tag is None and plain_is_str:
+                value = event.value
+                if not event.implicit[0] or (value and value[0] not in resolvers):
+                    attach(value, where(event))
+                    continue
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
@@ -200,6 +213,9 @@ def _build_from_events(text: str, display: str, problems: list[Problem], loader_
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+                if tag == str_tag:  # what construct_yaml_str would return
+                    attach(event.value, where(event))
+                    continue
                 # the C and pure-Python marks are different classes with the same fields
                 node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
                 try:

@@ -318,3 +318,24 @@ def test_a_rebuild_updates_the_card_ordinals_to_what_a_clean_build_keeps(sample:
     shutil.copytree(sample, fresh, ignore=shutil.ignore_patterns("dist", CACHE_DIR))
     build(fresh)
     assert ords(fresh) == after
+
+
+def test_a_rebuild_renders_only_new_text(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes whose inputs changed are rendered again, but each of their texts that was
+    rendered before comes from the cache (looked up one by one, not loaded whole): only the
+    edited text goes through Markdown."""
+    from deckbuild import render
+
+    build(sample)
+    _edit(sample / "cards/basics.yaml", "Which way does a batch-norm axis run?", "Which axis?")
+    seen: list[str] = []
+    real = render._render
+
+    def counting(text: str, inline: bool) -> str:
+        seen.append(text)
+        return real(text, inline)
+
+    monkeypatch.setattr(render, "_render", counting)
+    build(sample)
+    notes = [text for text in seen if "every** feature" not in text]  # the deck's description is rendered each build
+    assert notes and all("Which axis?" in text for text in notes), seen

@@ -7,7 +7,6 @@ that an edit to a card's text never changes its identity.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import re
@@ -101,7 +100,6 @@ def _hash_int(*parts: str, bits: int = 52) -> int:
     return int.from_bytes(digest[:8], "big") >> (64 - bits)
 
 
-@functools.lru_cache(maxsize=1 << 18)  # asked for each card by several checks and by rendering
 def note_guid(namespace: str, card_id: str) -> str:
     """The note GUID: a function of the deck namespace and the card id only."""
     digest = hashlib.sha256(f"deckbuild-guid\x1f{namespace}\x1f{card_id}".encode()).digest()

@@ -102,6 +102,7 @@ def _note_rows(
     """
     model_keys = {key: _model_key(model) for key, model in models.items()}
     used: dict[str, str] = {}
+    by_pattern: dict[tuple[str, tuple[bool, ...]], str] = {}
     for stamped in notes:
         note, mod = stamped.note, stamped.mod
         model = models[note.notetype]
@@ -122,15 +123,28 @@ def _note_rows(
         key = f"{model_keys[note.notetype]}:{note.content_hash}"
         known = card_ords.get(key)
         if known is None:
-            made = genanki.Note(model=model, fields=fields).cards
-            if any(card.suspend for card in made):  # never for our note types; kept out of the memo
-                raise ValueError(f"note {note.card_id!r}: genanki suspends one of its cards")
-            known = ",".join(str(card.ord) for card in made)
+            if model.model_type == genanki.Model.FRONT_BACK:
+                # genanki decides a front/back note's cards from which fields are empty
+                # (Note._front_back_cards): asked once per note type and pattern.
+                pattern = (note.notetype, tuple(bool(value) for value in fields))
+                known = by_pattern.get(pattern)
+                if known is None:
+                    known = by_pattern[pattern] = _genanki_ords(model, fields, note.card_id)
+            else:
+                known = _genanki_ords(model, fields, note.card_id)
         used[key] = known
         for ord_text in known.split(",") if known else ():
             card_rows.append((next(id_gen), note_id, deck_id, int(ord_text), mod, -1, 0, 0, note.due, 0, 0, 0, 0, 0, 0, 0, 0, ""))
     card_ords.clear()  # what this build's notes need, for the next build
     card_ords.update(used)
+
+
+def _genanki_ords(model: _Model, fields: list[str], card_id: str) -> str:
+    """genanki's choice of a note's cards, as comma-separated ordinals."""
+    made = genanki.Note(model=model, fields=fields).cards
+    if any(card.suspend for card in made):  # never for our note types; kept out of the memo
+        raise ValueError(f"note {card_id!r}: genanki suspends one of its cards")
+    return ",".join(str(card.ord) for card in made)
 
 
 def _model_key(model: _Model) -> str:

@@ -69,7 +69,10 @@ class BuildCache:
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
         self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
         self._used_facts: set[bytes] = set()
+        self._worker_facts: dict[str, list[CardFacts]] = {}  # display path -> facts a parse worker computed
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
+        self._markdown_asked = 0
+        self._all_markdown: dict[bytes, str] | None = None
 
     # -- card files
 
@@ -132,8 +135,16 @@ class BuildCache:
 
     # -- what the deck-wide checks need of each card of a file (validate.FactStore)
 
+    def add_file_facts(self, path: str, facts: list[CardFacts]) -> None:
+        """The facts of a card file a parse worker just parsed (incremental/parallel.py)."""
+        self._worker_facts[path] = facts
+
     def file_facts(self, path: str, count: int) -> list[CardFacts] | None:
         """The facts of the `count` cards of the card file at `path` as this build read it, or None."""
+        fresh = self._worker_facts.pop(path, None)
+        if fresh is not None and len(fresh) == count:
+            self.store_file_facts(path, fresh)
+            return fresh
         key = self._file_keys.get(path)
         if self._conn is None or key is None:
             return None
@@ -168,24 +179,34 @@ class BuildCache:
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
     def markdown(self) -> dict[bytes, str]:
-        """Every cached rendering (loaded at once: one query beats one per text), and the
-        parse workers' of this build."""
-        known: dict[bytes, str] = {}
-        if self._conn is not None:
-            try:
-                known = dict(self._conn.execute("SELECT key, value FROM markdown"))
-            except sqlite3.Error:
-                known = {}
-        known.update(self._rendered)
-        return known
+        """The parse workers' renderings of this build (the cached ones: markdown_lookup)."""
+        return dict(self._rendered)
+
+    def markdown_lookup(self, key: bytes) -> str | None:
+        """A cached rendering, or None.  One query per text: a rebuild renders a few notes
+        only; once many are asked for (a changed namespace re-renders every note), all
+        cached renderings are read at once instead."""
+        if self._conn is None:
+            return None
+        try:
+            if self._all_markdown is None:
+                self._markdown_asked += 1
+                if self._markdown_asked <= 2000:
+                    row = self._conn.execute("SELECT value FROM markdown WHERE key = ?", (key,)).fetchone()
+                    return str(row[0]) if row is not None else None
+                self._all_markdown = dict(self._conn.execute("SELECT key, value FROM markdown"))
+            return self._all_markdown.get(key)
+        except sqlite3.Error:
+            return None
 
     def add_rendered(self, rendered: Mapping[bytes, str]) -> None:
         """Renderings made by parse workers (incremental/parallel.py) for this build."""
         self._rendered.update(rendered)
 
-    def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes]) -> None:
+    def store_markdown(self, fresh: Mapping[bytes, str], used: set[bytes], notes: int = 0) -> None:
         """Add new renderings (the workers' among them); forget the ones this build did not
-        use, once they pile up."""
+        use once they pile up beyond what a deck of `notes` notes keeps (a rebuild takes most
+        notes from the note cache and so uses few renderings: those of the rest stay)."""
         if not self._writable:
             return
         assert self._conn is not None
@@ -195,7 +216,7 @@ class BuildCache:
             self._rendered = {}
             self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", fresh.items())
             total = self._conn.execute("SELECT count(*) FROM markdown").fetchone()[0]
-            if total > 2 * len(used) + 1000:
+            if total > 2 * len(used) + 8 * notes + 1000:
                 _keep_only(self._conn, "markdown", used)
             total = self._conn.execute("SELECT count(*) FROM parsed").fetchone()[0]
             if total > 2 * len(self._used_parsed) + 100:
@@ -603,13 +624,18 @@ class NoteReuse:
         self._namespace = namespace.encode()
         self._figures = figures
         self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
+        self._shown: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)
         self._found: dict[bytes, dict[str, Any]] | None = None
 
     def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
         parts = [self._namespace, self._cache.digest(card)]
+        shown = self._shown
         for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
-            other = by_id.get(ref) if ref else None
-            parts.append(ref.encode() + b"=" + (_shown(other) if other is not None else b"-"))
+            part = shown.get(ref)
+            if part is None:  # once per card named (a question is named by each of its clozes)
+                other = by_id.get(ref) if ref else None
+                part = shown[ref] = ref.encode() + b"=" + (_shown(other) if other is not None else b"-")
+            parts.append(part)
         figure = self._figures.get(card.id)
         if figure is not None:
             parts.append(f"{figure[0].name}\0{figure[1]}".encode())

@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.errors import Problem
 from deckbuild.jobs import default_jobs
 from deckbuild.model import Card
+
+if TYPE_CHECKING:
+    from deckbuild.validate import CardFacts
 
 # Fewer bytes to parse than this, or fewer files than MIN_FILES, are parsed in this
 # process: a forked worker costs a few tens of milliseconds before its first card, and a
@@ -30,8 +35,9 @@ MIN_BYTES = 64 * 1024
 MIN_FILES = 2
 
 Job = tuple[Path, str, bytes | None]  # path, display path, bytes already read (or None)
-# cards, problems, renderings, card digests, the cache's encoding of the parse
-Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None]
+# cards, problems, renderings, card digests, the cache's encoding of the parse, the cards'
+# facts for the deck-wide checks (validate.card_facts)
+Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None, "list[CardFacts] | None"]
 
 
 def worth_it(jobs: Sequence[Job], workers: int | None) -> int:
@@ -52,9 +58,10 @@ def _size(path: Path) -> int:
 
 def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
     """One file's cards and problems -- and, for a build, its texts' renderings, its cards'
-    digests and the parse as the cache stores it: a worker's job."""
+    digests, the parse as the cache stores it and the cards' facts: a worker's job."""
     from deckbuild.incremental.cache import KeyLocations, card_digest, encode_parsed
     from deckbuild.sources import _load_file
+    from deckbuild.validate import card_facts
 
     cards, problems = _load_file(path, display, raw)
     digests = [card_digest(card) for card in cards] if prerender else None
@@ -65,10 +72,13 @@ def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> 
         except (TypeError, ValueError):
             encoded = None  # the parent finds out again and does not cache it
     rendered = prerender_texts(cards) if prerender else {}
+    # A pure function of each card (and the parent's slowest check at 100k cards), computed
+    # while the card still holds its locations as objects.
+    facts = [card_facts(card) for card in cards] if prerender else None
     # Sent back with their key locations as JSON text, decoded only if a problem needs one
     # (a few hundred bytes a card instead of a dict of Location objects, in the parent).
     cards = [dataclasses.replace(card, key_locations=KeyLocations.compact(card.key_locations)) for card in cards]
-    return cards, problems, rendered, digests, encoded
+    return cards, problems, rendered, digests, encoded, facts
 
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
@@ -88,21 +98,26 @@ def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
     return memo.fresh
 
 
-def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> list[Parsed]:
-    """parse_here for every job, in worker processes; results in job order."""
+def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> Iterator[Parsed]:
+    """parse_here for every job, in worker processes; results in job order, each handed
+    over as soon as it and the ones before it are done (the caller stores a file's parse
+    while the workers go on, and holds no more than it must)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     # 'fork' on Linux: the workers start with deckbuild, YAML and Markdown already imported
     # (a 'spawn'ed one would import them again); nothing here holds threads or locks a
     # child could inherit half-taken.  Elsewhere fork is unsafe or missing: 'spawn'.
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    results: list[Parsed] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(parse_here, path, display, raw, prerender) for path, display, raw in jobs]
-        for (path, display, raw), future in zip(jobs, futures, strict=True):
+        futures: deque[Future[Parsed]] = deque(
+            pool.submit(parse_here, path, display, raw, prerender) for path, display, raw in jobs
+        )
+        for path, display, raw in jobs:
+            future = futures.popleft()  # dropped once taken: a done future keeps its result
             try:
-                results.append(future.result())
+                result = future.result()
             except Exception:  # a lost worker: parse that file here, as a serial build would
-                results.append(parse_here(path, display, raw, prerender))
-    return results
+                result = parse_here(path, display, raw, prerender)
+            del future
+            yield result
