@@ -105,7 +105,8 @@ def main() -> None:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes for parsing card files and drawing diagrams [default: the number of cores]; 1 parses in this process and draws in one worker.",
+    help="Worker processes for parsing card files and drawing diagrams [default: the number of cores, "
+    "parsing in workers only for 1 MB of cards or more]; 1 parses in this process and draws in one worker.",
 )
 @IDENTITY_OPTION
 @click.option(
