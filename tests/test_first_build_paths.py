@@ -126,3 +126,34 @@ def test_unwritable_work_dir_builds_in_memory(tmp_path: Path) -> None:
     scratch.mkdir()
     assert write(scratch) == write(None) == write(tmp_path / "missing")
     assert list(scratch.iterdir()) == []
+
+
+def test_a_scratch_collection_a_killed_build_left_is_removed(tmp_path: Path) -> None:
+    """A build killed while filling its scratch collection leaves it in .deckbuild-cache/; the
+    next build removes it once it is old enough that no running build can still own it."""
+    import os
+    import time
+
+    from deckbuild.apkg.notetypes import QA as qa
+    from deckbuild.model import RenderedNote, StampedNote
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    abandoned, recent = scratch / "package-killed.anki2", scratch / "package-running.anki2"
+    for path in (abandoned, recent):
+        path.write_bytes(b"\0" * 4096)
+    old = time.time() - package.ABANDONED_AFTER_S - 60
+    os.utime(abandoned, (old, old))
+    fields = tuple("<p>x</p>" if i == 0 else "" for i in range(len(qa.fields)))
+    package.write_package(
+        tmp_path / "out.apkg",
+        deck_name="D",
+        deck_description="",
+        namespace="ns",
+        notetypes={qa.key: qa},
+        notetype_mods={qa.key: 1_700_000_000},
+        notes=[StampedNote(RenderedNote("n", "g", qa.key, fields, (), 0, "h"), 1_700_000_000)],
+        media=[],
+        work_dir=scratch,
+    )
+    assert sorted(p.name for p in scratch.iterdir()) == ["package-running.anki2"]

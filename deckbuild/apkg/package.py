@@ -244,6 +244,7 @@ def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None]
     import os
     import tempfile
 
+    _remove_abandoned(work_dir)
     try:
         handle, name = tempfile.mkstemp(prefix="package-", suffix=".anki2", dir=work_dir)
     except OSError:
@@ -263,6 +264,26 @@ def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None]
     finally:
         with contextlib.suppress(OSError):
             os.unlink(name)
+
+
+ABANDONED_AFTER_S = 3600
+"""A scratch collection untouched for this long was left by a killed build, not one running."""
+
+
+def _remove_abandoned(work_dir: Path) -> None:
+    """Delete scratch collections that killed builds left behind (each the size of a collection).
+
+    By age, never by name alone: another build of the project may be filling its own right now.
+    """
+    import contextlib
+    import time
+
+    cutoff = time.time() - ABANDONED_AFTER_S
+    with contextlib.suppress(OSError):
+        for path in work_dir.glob("package-*.anki2"):
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink() and path.stat().st_mtime < cutoff:
+                    path.unlink()
 
 
 def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
