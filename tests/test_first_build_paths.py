@@ -99,8 +99,8 @@ def test_subset_renders_the_answers() -> None:
     )
 
 
-def test_unwritable_work_dir_builds_in_memory(tmp_path: Path) -> None:
-    """No scratch file possible (no such folder): the same bytes, built in memory."""
+def _small_package(out: Path, work_dir: Path | None) -> bytes:
+    """A 50-note package written straight through package.write_package."""
     from deckbuild.apkg.notetypes import QA as qa
     from deckbuild.model import RenderedNote, StampedNote
 
@@ -108,23 +108,25 @@ def test_unwritable_work_dir_builds_in_memory(tmp_path: Path) -> None:
     notes = [
         StampedNote(RenderedNote(f"n{i}", f"guid{i}", qa.key, fields, ("t",), i, f"h{i}"), 1_700_000_000 + i) for i in range(50)
     ]
+    return package.write_package(
+        out,
+        deck_name="D",
+        deck_description="",
+        namespace="ns",
+        notetypes={qa.key: qa},
+        notetype_mods={qa.key: 1_700_000_000},
+        notes=notes,
+        media=[],
+        work_dir=work_dir,
+    )
 
-    def write(work_dir: Path | None) -> bytes:
-        return package.write_package(
-            tmp_path / "out.apkg",
-            deck_name="D",
-            deck_description="",
-            namespace="ns",
-            notetypes={qa.key: qa},
-            notetype_mods={qa.key: 1_700_000_000},
-            notes=notes,
-            media=[],
-            work_dir=work_dir,
-        )
 
+def test_unwritable_work_dir_builds_in_memory(tmp_path: Path) -> None:
+    """No scratch file possible (no such folder): the same bytes, built in memory."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    assert write(scratch) == write(None) == write(tmp_path / "missing")
+    out = tmp_path / "out.apkg"
+    assert _small_package(out, scratch) == _small_package(out, None) == _small_package(out, tmp_path / "missing")
     assert list(scratch.iterdir()) == []
 
 
@@ -134,9 +136,6 @@ def test_a_scratch_collection_a_killed_build_left_is_removed(tmp_path: Path) -> 
     import os
     import time
 
-    from deckbuild.apkg.notetypes import QA as qa
-    from deckbuild.model import RenderedNote, StampedNote
-
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     abandoned, recent = scratch / "package-killed.anki2", scratch / "package-running.anki2"
@@ -144,16 +143,5 @@ def test_a_scratch_collection_a_killed_build_left_is_removed(tmp_path: Path) -> 
         path.write_bytes(b"\0" * 4096)
     old = time.time() - package.ABANDONED_AFTER_S - 60
     os.utime(abandoned, (old, old))
-    fields = tuple("<p>x</p>" if i == 0 else "" for i in range(len(qa.fields)))
-    package.write_package(
-        tmp_path / "out.apkg",
-        deck_name="D",
-        deck_description="",
-        namespace="ns",
-        notetypes={qa.key: qa},
-        notetype_mods={qa.key: 1_700_000_000},
-        notes=[StampedNote(RenderedNote("n", "g", qa.key, fields, (), 0, "h"), 1_700_000_000)],
-        media=[],
-        work_dir=scratch,
-    )
+    _small_package(tmp_path / "out.apkg", scratch)
     assert sorted(p.name for p in scratch.iterdir()) == ["package-running.anki2"]
