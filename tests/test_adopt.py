@@ -468,6 +468,13 @@ def _scheduling(col: Any) -> tuple[list[tuple[int, ...]], int]:
     return [tuple(row) for row in cards], col.db.scalar("select count() from revlog")
 
 
+def _build(project: Path) -> Path:
+    """`deckbuild build` in the project (it must succeed); the package it wrote."""
+    build = deckbuild("build", "-C", str(project))
+    assert build.returncode == 0, build.stderr
+    return next((project / "dist").glob("*.apkg"))
+
+
 def _edit(project: Path, card_id: str, field: str, value: str) -> None:
     for path in sorted((project / "cards").iterdir()):
         text = path.read_text()
@@ -499,9 +506,7 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
     result = deckbuild("adopt", str(source), str(project))
     assert result.returncode == 0, result.stderr
     assert (project / "deckbuild.lock").is_file()
-    build = deckbuild("build", "-C", str(project))
-    assert build.returncode == 0, build.stderr
-    package = next((project / "dist").glob("*.apkg"))
+    package = _build(project)
 
     col = Collection(str(tmp_path / "anki" / "collection.anki2"))
     try:
@@ -517,9 +522,7 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
         col.close()
 
     _edit(project, "inu", "Meaning", "dog (the animal)")
-    build = deckbuild("build", "-C", str(project))
-    assert build.returncode == 0, build.stderr
-    package = next((project / "dist").glob("*.apkg"))
+    package = _build(project)
     col = Collection(str(tmp_path / "anki" / "collection.anki2"))
     try:
         log = import_package(col, package)
