@@ -37,6 +37,9 @@ from deckbuild.yamlload import parse_yaml, to_plain
 FALLBACK_TOPIC = "uncategorized::new"
 """Topic for a new seed question nobody curated yet (a warning asks for a real one)."""
 
+SHOWN_SENTENCES = 2
+"""A seed-change warning quotes at most this many of the seed's new sentences."""
+
 
 # --- the import --------------------------------------------------------------------------
 
@@ -167,7 +170,7 @@ def plan_import(
             old = dict(slot.card)
             old_origin = dict(slot.card["origin"])
             _update_card(slot.card, seed_q, curation, code)
-            warning = seed_change_warning(slot.card, seed_q, curation, code)
+            warning = _seed_change_warning(slot.card, seed_q, curation, code)
             if warning is not None:
                 report.warnings.append(warning)
             if slot.card != old or slot.card["origin"] != old_origin:
@@ -238,7 +241,7 @@ def _update_card(
     curation: Curation,
     code: re.Pattern[str] | None,
 ) -> None:
-    """Bring seed-owned text up to date; curated keys (id, topics, links...) stay as they are."""
+    """Follow the seed's question, source and answer hash; gist, details and every other curated key stay."""
     origin = card["origin"]
     if (
         normalize_ws(str(card.get("question", ""))) == normalize_ws(str(origin.get("question", "")))
@@ -264,7 +267,7 @@ def _update_card(
         card["origin"] = merged
 
 
-def seed_change_warning(
+def _seed_change_warning(
     card: dict[str, Any], seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None
 ) -> str | None:
     """What a seed answer that changed since the card's curation says that the card does not, or None."""
@@ -281,10 +284,6 @@ def seed_change_warning(
         f"(origin.details_sha {origin['details_sha']}, seed now {origin['answer_sha']}); its gist "
         f"and details are kept: {what}. Review them, then delete origin.details_sha"
     )
-
-
-SHOWN_SENTENCES = 2
-"""A seed-change warning quotes at most this many of the seed's new sentences."""
 
 
 def _sentences(markdown_text: str) -> list[str]:
