@@ -231,3 +231,35 @@ def test_the_generated_install_line_installs_deckbuild_from_a_git_url(tmp_path: 
         [runner / "deckbuild", "check", "--strict"], capture_output=True, text=True, env=env, cwd=tmp_path / "deck", check=False
     )
     assert check.returncode == 0, check.stderr
+
+
+# -- adopted decks in other scripts get readable ids ------------------------------------------
+
+
+def test_adopt_transliterates_cyrillic_and_hebrew_into_readable_unique_ids(tmp_path: Path) -> None:
+    from anki.collection import ExportAnkiPackageOptions
+    from anki.import_export_pb2 import ExportLimit
+    from ankiutil import new_collection
+
+    col = new_collection(tmp_path / "anki")
+    try:
+        deck = col.decks.id("География::Столицы")
+        for front, back in [("Москва", "столица России"), ("Москва", "город"), ("ירושלים", "בירת ישראל"), ("Paris", "France")]:
+            note = col.new_note(col.models.by_name("Basic"))
+            note["Front"], note["Back"] = front, back
+            col.add_note(note, deck)
+        package = tmp_path / "geo.apkg"
+        col.export_anki_package(
+            out_path=str(package),
+            options=ExportAnkiPackageOptions(with_scheduling=False, with_media=True, legacy=False),
+            limit=ExportLimit(deck_id=col.decks.id_for_name("География")),
+        )
+    finally:
+        col.close()
+    adopted = deckbuild("adopt", str(package), str(tmp_path / "geo"))
+    assert adopted.returncode == 0, adopted.stderr
+    (card_file,) = (tmp_path / "geo" / "cards").iterdir()
+    text = card_file.read_text()
+    ids = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("- id:")]
+    assert sorted(ids) == ["moskva", "moskva-2", "paris", "yrvslym"]
+    assert deckbuild("check", "--strict", cwd=tmp_path / "geo").returncode == 0
