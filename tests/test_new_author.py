@@ -263,3 +263,45 @@ def test_adopt_transliterates_cyrillic_and_hebrew_into_readable_unique_ids(tmp_p
     ids = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("- id:")]
     assert sorted(ids) == ["moskva", "moskva-2", "paris", "yrvslym"]
     assert deckbuild("check", "--strict", cwd=tmp_path / "geo").returncode == 0
+
+
+def test_adopt_keeps_script_and_remote_loads_as_sanitized_html_as_docs_say(tmp_path: Path) -> None:
+    from anki.collection import ExportAnkiPackageOptions
+    from anki.import_export_pb2 import ExportLimit
+    from ankiutil import new_collection
+
+    col = new_collection(tmp_path / "anki")
+    try:
+        deck = col.decks.id("Hostile")
+        backs = [
+            '<script src="https://evil.example/x.js"></script>kept text',
+            'a protocol-relative load <img src="//example.org/x.png">',
+            '<script>document.write("<img src=x.png>")</script>only script names x.png',
+        ]
+        for n, back in enumerate(backs):
+            note = col.new_note(col.models.by_name("Basic"))
+            note["Front"], note["Back"] = f"front {n}", back
+            col.add_note(note, deck)
+        package = tmp_path / "script.apkg"
+        col.export_anki_package(
+            out_path=str(package),
+            options=ExportAnkiPackageOptions(with_scheduling=False, with_media=True, legacy=False),
+            limit=ExportLimit(deck_id=deck),
+        )
+    finally:
+        col.close()
+    adopted = deckbuild("adopt", str(package), str(tmp_path / "p"))
+    assert adopted.returncode == 0, adopted.stderr
+    assert "E260 warning" in adopted.stderr and "error" not in adopted.stderr
+    built = deckbuild("build", cwd=tmp_path / "p")
+    assert built.returncode == 0, built.stderr
+    import sqlite3
+    import zipfile
+
+    (apkg,) = (tmp_path / "p" / "dist").glob("*.apkg")
+    with zipfile.ZipFile(apkg) as archive:
+        (tmp_path / "c.anki2").write_bytes(archive.read("collection.anki2"))
+    db = sqlite3.connect(tmp_path / "c.anki2")
+    fields = " ".join(row[0] for row in db.execute("select flds from notes"))
+    db.close()
+    assert "kept text" in fields and "<script" not in fields and "//example.org" not in fields and "evil" not in fields
