@@ -433,7 +433,7 @@ def preview(project: Path, out: Path | None, quiet: bool, check_fit: bool) -> No
 def serve(project: Path, host: str, port: int, open_browser: bool) -> None:
     """Build, serve the preview, rebuild on every save and reload open pages (Ctrl-C stops).
 
-    Watches deck.yaml, cards/ and media/.  An edit that does not build keeps the last good
+    Watches deck.yaml, cards/, media/ and notetypes/.  An edit that does not build keeps the last good
     preview on screen with every problem over it.  With --host 0.0.0.0 a phone on the same
     network can open the preview and download the deck (.apkg) from its index.
     """
