@@ -38,6 +38,7 @@ DECK_CARDS = [
         "source": "deep-learning-120#q1",
     },
     {"id": "formula-lr", "formula": "\\eta_t = {{c1::\\eta_{max} t / T}}", "context": "Linear warmup.", "of": "lr-schedule"},
+    {"id": "fact-lr", "fact": "Warmup often lasts {{c1::a few thousand}} steps.", "context": "Warmup.", "of": "lr-schedule"},
 ]
 STUB_NOTETYPE = {
     "name": "Vocabulary",
@@ -150,6 +151,8 @@ def test_example_builds(example: Example, tmp_path: Path) -> None:
         problems = "\n".join(p.format() for p in exc.problems())
         pytest.fail(f"{example.where}: the example does not build:\n{problems}\n--- the example:\n{example.text}")
     assert result.path.is_file()
+    warnings = [p.format() for p in result.plan.problems]
+    assert not warnings, f"{example.where}: the example builds with warnings (check --strict fails):\n" + "\n".join(warnings)
     if isinstance(data, dict) and "variants" in data:
         assert len(result.variants) == len(data["variants"])  # every variant of the example was written
 
