@@ -26,7 +26,7 @@ from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
 from deckbuild.notetypes.sanitize import escape_bare_ampersands
-from deckbuild.sources import TAG_PATTERN
+from deckbuild.sources import TAG_RULE, tag_problem
 
 FIRST_VERSION = "1.0.0"
 MAX_ID = 48
@@ -170,16 +170,12 @@ def map_deck(
         entry["fields"] = values
         tags = []
         for tag in note.tags:
-            if TAG_PATTERN.fullmatch(tag):
+            why = tag_problem(tag)
+            if why is None:
                 tags.append(tag)
             else:
                 warnings.append(
-                    Problem(
-                        where,
-                        "E261",
-                        f"{note.where}: tag {tag!r} dropped: deckbuild tags are letters, digits, '_', '.', '-', '::' without spaces",
-                        "warning",
-                    )
+                    Problem(where, "E261", f"{note.where}: tag {tag!r} dropped: {why}; expected {TAG_RULE}", "warning")
                 )
         if tags:
             entry["tags"] = tags
