@@ -414,7 +414,8 @@ def package(
     config = source.config
     notes = [s for s in stamped if s.note.card_id in chosen]
     text = config.description if variant.description is None else variant.description
-    description = markdown_html(text) + f"<p>Version {plain(variant.version)}</p>"
+    full = config.description_html if variant.description is None and config.description_html is not None else None
+    description = (markdown_html(text) if full is None else full) + f"<p>Version {plain(variant.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
     files = variant_media(notes, media)

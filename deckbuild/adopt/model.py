@@ -53,3 +53,4 @@ class SourceDeck:
     notetypes: tuple[SourceNotetype, ...]
     notes: tuple[SourceNote, ...]
     media: Mapping[str, bytes] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)  # deck name -> its description (HTML)

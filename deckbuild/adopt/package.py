@@ -255,7 +255,8 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
             for name in template_references(text):
                 if unsafe_media_name(name) is None and (media_dir / name).is_file():
                     media.setdefault(name, (media_dir / name).read_bytes())
-    return SourceDeck(source, tuple(notetypes), tuple(notes), media)
+    descriptions = {entry.name: str(col.decks.get(entry.id)["desc"]) for entry in col.decks.all_names_and_ids()}
+    return SourceDeck(source, tuple(notetypes), tuple(notes), media, descriptions)
 
 
 def _collect_media(text: str, media_dir: Path, media: dict[str, bytes], where: Location, note: str) -> None:
