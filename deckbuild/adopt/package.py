@@ -213,7 +213,20 @@ def _import(col: Any, package: Path, where: Location) -> None:
     col.models._clear_cache()
 
 
-def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
+@contextmanager
+def imported(path: Path) -> Iterator[Any]:
+    """A private collection holding the package's notes, checked and imported as read_package does."""
+    where = Location(str(path))
+    with tempfile.TemporaryDirectory(prefix="deckbuild-adopt-") as tmp:
+        clean = Path(tmp) / "package.apkg"
+        _checked_copy(path, clean, where)
+        with _private_collection(Path(tmp) / "collection") as col:
+            _import(col, clean, where)
+            yield col
+
+
+def read_notetypes(col: Any) -> list[SourceNotetype]:
+    """Every note type of a collection, with Anki's ids and mod (the placeholder adopt adds left out)."""
     notetypes = []
     for entry in col.models.all_names_and_ids():
         data = col.models.get(entry.id)
@@ -234,6 +247,11 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
                 sort_field=int(data.get("sortf", 0) or 0),
             )
         )
+    return notetypes
+
+
+def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
+    notetypes = read_notetypes(col)
     # A note's deck is that of its first card (Anki leaves an existing card where it is).
     decks: dict[int, str] = {}
     for nid, did in col.db.all("select nid, did from cards order by nid, ord"):
