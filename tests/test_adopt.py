@@ -689,3 +689,21 @@ def test_the_shipped_deck_round_trips_through_anki_and_adopt(shipped_project: Pa
         assert col.db.scalar("select count() from revlog") == reviews > 0
     finally:
         col.close()
+
+
+def test_a_markdown_or_scripted_description_is_named(tmp_path: Path) -> None:
+    """What the first import would change in the deck's description is said, never silent."""
+    col = make_collection(tmp_path / "anki")
+    try:
+        lang = col.decks.get(col.decks.id_for_name("Lang"))
+        lang["desc"] = "Some **bold** words<script>alert(1)</script>"
+        lang["md"] = True
+        col.decks.save(lang)
+        source = export(col, tmp_path / "deck.apkg", legacy=False)
+    finally:
+        col.close()
+    result, project = adopt_into(source, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"{source}: E297 warning: Anki shows the deck's description as Markdown" in result.stderr
+    assert f"{source}: E291 warning: the deck's description holds <script>, which the build removes" in result.stderr
+    assert yaml.safe_load((project / "deck.yaml").read_text())["description_html"] == lang["desc"]

@@ -41,7 +41,8 @@ def read_crowdanki(folder: Path) -> SourceDeck:
     notetypes: dict[str, SourceNotetype] = {}
     notes: list[SourceNote] = []
     descriptions: dict[str, str] = {}
-    _walk(root, "", notetypes, notes, descriptions, where, 0)
+    markdown: set[str] = set()
+    _walk(root, "", notetypes, notes, (descriptions, markdown), where, 0)
     media: dict[str, bytes] = {}
     total = 0
     for note in notes:
@@ -65,7 +66,7 @@ def read_crowdanki(folder: Path) -> SourceDeck:
                     data_bytes = _media_file(folder / "media" / name, where)
                     if data_bytes is not None:
                         media[name] = data_bytes
-    return SourceDeck(str(folder), tuple(notetypes.values()), tuple(notes), media, descriptions)
+    return SourceDeck(str(folder), tuple(notetypes.values()), tuple(notes), media, descriptions, frozenset(markdown))
 
 
 def _walk(
@@ -73,7 +74,7 @@ def _walk(
     parent: str,
     notetypes: dict[str, SourceNotetype],
     notes: list[SourceNote],
-    descriptions: dict[str, str],
+    descriptions: tuple[dict[str, str], set[str]],  # each deck's description; the decks whose one is Markdown
     where: Location,
     depth: int,
 ) -> None:
@@ -82,7 +83,9 @@ def _walk(
     name = _text(deck.get("name"), "a deck's name", where)
     # Older exports give a child its full name, newer ones only its own part.
     full = name if not parent or name.startswith(parent + "::") else f"{parent}::{name}"
-    descriptions[full] = _text(deck.get("desc", ""), f"deck {full!r}: desc", where)
+    descriptions[0][full] = _text(deck.get("desc", ""), f"deck {full!r}: desc", where)
+    if deck.get("md") is True:
+        descriptions[1].add(full)
     for model in _list(deck.get("note_models", []), "note_models", where):
         notetype = _notetype(_mapping(model, "a note model", where), where)
         notetypes[notetype.key] = notetype

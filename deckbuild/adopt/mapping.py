@@ -224,6 +224,17 @@ def _config(deck: SourceDeck, deck_name: str, warnings: list[Problem]) -> dict[s
         config["description"] = f"Adopted from {_basename(deck.source)} with `deckbuild adopt`."
         return config
     config["description_html"] = description
+    if deck_name in deck.markdown_descriptions:
+        warnings.append(
+            Problem(
+                Location(deck.source),
+                "E297",
+                "Anki shows the deck's description as Markdown (its deck option 'md'); a deckbuild package ships "
+                "HTML, so the first import makes learners see the Markdown as written (`**bold**`); write it as HTML "
+                "in deck.yaml's description_html",
+                "warning",
+            )
+        )
     _sanitized, removed = sanitize_html(description)
     if removed:
         warnings.append(

@@ -54,3 +54,4 @@ class SourceDeck:
     notes: tuple[SourceNote, ...]
     media: Mapping[str, bytes] = field(default_factory=dict)
     descriptions: Mapping[str, str] = field(default_factory=dict)  # deck name -> its description (HTML)
+    markdown_descriptions: frozenset[str] = frozenset()  # decks whose description Anki renders as Markdown

@@ -273,8 +273,10 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
             for name in template_references(text):
                 if unsafe_media_name(name) is None and (media_dir / name).is_file():
                     media.setdefault(name, (media_dir / name).read_bytes())
-    descriptions = {entry.name: str(col.decks.get(entry.id)["desc"]) for entry in col.decks.all_names_and_ids()}
-    return SourceDeck(source, tuple(notetypes), tuple(notes), media, descriptions)
+    decks_data = {entry.name: col.decks.get(entry.id) for entry in col.decks.all_names_and_ids()}
+    descriptions = {name: str(data["desc"]) for name, data in decks_data.items()}
+    markdown = frozenset(name for name, data in decks_data.items() if data.get("md") is True)
+    return SourceDeck(source, tuple(notetypes), tuple(notes), media, descriptions, markdown)
 
 
 def _collect_media(text: str, media_dir: Path, media: dict[str, bytes], where: Location, note: str) -> None:
