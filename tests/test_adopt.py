@@ -447,8 +447,17 @@ def crowdanki_folder(folder: Path) -> Path:
 
 def test_adopt_a_crowdanki_folder(tmp_path: Path) -> None:
     source = crowdanki_folder(tmp_path / "Geo")
+    deck = json.loads((source / "deck.json").read_text())
+    # Anki would store the first two as written; a tool that wrote deck.json by hand, the last two
+    # not (a space splits a tag, an empty part becomes 'blank').
+    deck["notes"][0]["tags"] = ["europe", PLUS_TAG, "two words", "geo::"]
+    (source / "deck.json").write_text(json.dumps(deck))
     result, project = adopt_into(source, tmp_path)
     assert result.returncode == 0, result.stderr
+    assert _cards(project / "cards/main.yaml")[0]["tags"] == ["europe", PLUS_TAG]
+    assert "tag 'two words' dropped: it holds a space, a control character or '\"'; expected a tag Anki" in result.stderr
+    assert "tag 'geo::' dropped: it has an empty part between '::'" in result.stderr
+    assert result.stderr.count("E261 warning") == 2
     assert yaml.safe_load((project / "deck.yaml").read_text())["name"] == "Geo"
     assert [p.name for p in (project / "notetypes").iterdir()] == ["country"]  # only the note types notes use
     assert _cards(project / "cards/main.yaml")[0]["guid"] == "g-france"

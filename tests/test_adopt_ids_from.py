@@ -182,3 +182,46 @@ def test_ids_from_something_else_is_refused(tmp_path: Path, learner: tuple[Path,
         result = deckbuild("adopt", str(folder), str(tmp_path / "project"), "--ids-from", str(given))
         assert result.returncode == 1 and f"{given}: {expected}" in result.stderr
         assert not (tmp_path / "project").exists() and "Traceback" not in result.stderr
+
+
+def test_notes_of_one_type_split_over_several_there_are_refused(tmp_path: Path, learner: tuple[Path, Path, Path]) -> None:
+    _collection, package, folder = learner
+    deck = json.loads((folder / "deck.json").read_text())
+    basic = next(m["crowdanki_uuid"] for m in deck["note_models"] if m["name"] == "Basic")
+    verbs = next(d for d in deck["children"] if d["name"] == "Verbs")
+    taberu = next(n for n in verbs["notes"] if n["fields"][0] == "taberu")  # "Basic (and reversed card)" there
+    taberu["note_model_uuid"] = basic
+    (folder / "deck.json").write_text(json.dumps(deck))
+    result = deckbuild("adopt", str(folder), str(tmp_path / "project"), "--ids-from", str(package))
+    assert result.returncode == 1 and not (tmp_path / "project").exists()
+    assert (
+        f"{package}: E294 the notes of note type 'Basic' belong to 2 note types here ('Basic', 'Basic (and reversed card)')"
+        in result.stderr
+    ) or (
+        f"{package}: E294 the notes of note type 'Basic' belong to 2 note types here ('Basic (and reversed card)', 'Basic')"
+        in result.stderr
+    )
+
+
+def test_a_note_type_new_to_the_collection_keeps_its_own_ids(tmp_path: Path, learner: tuple[Path, Path, Path]) -> None:
+    """A note type of the same name but another schema, none of whose notes is there: new notes, not a refusal."""
+    collection, _package, folder = learner
+    deck = json.loads((folder / "deck.json").read_text())
+    deck["note_models"].append(
+        {  # the collection has a stock note type of this name, with fields Front and Back
+            "crowdanki_uuid": "uuid-new",
+            "name": "Basic (type in the answer)",
+            "type": 0,
+            "css": "",
+            "flds": [{"name": "Front"}, {"name": "Back"}, {"name": "Source"}],
+            "tmpls": [{"name": "Card 1", "qfmt": "{{Front}}", "afmt": "{{Back}}<br>{{Source}}"}],
+        }
+    )
+    deck["notes"].append({"guid": "brand-new", "note_model_uuid": "uuid-new", "fields": ["Q", "A", "S"], "tags": []})
+    (folder / "deck.json").write_text(json.dumps(deck))
+    result = deckbuild("adopt", str(folder), str(tmp_path / "project"), "--ids-from", str(collection))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"{collection}: E295 warning: note type 'Basic (type in the answer)': none of its 1 notes and no note type "
+        "of that name and those fields and templates is here"
+    ) in result.stderr

@@ -98,14 +98,16 @@ def take_ids(deck: SourceDeck, known: KnownIds) -> tuple[SourceDeck, list[Proble
                 )
             )
             continue
-        match = by_key[there[0]] if there else _by_name(notetype, known.notetypes)
+        # No note of it there: a note type of its name and schema is the one its notes would join.
+        named = None if there else _by_name(notetype, known.notetypes)
+        match = by_key[there[0]] if there else named if named and not _schema_difference(notetype, named) else None
         if match is None:
             problems.append(
                 Problem(
                     where,
                     "E295",
-                    f"note type {notetype.name!r}: none of its {len(guids)} notes and no note type of that name is here, "
-                    "so it keeps ids of its own (its notes are new to this collection)",
+                    f"note type {notetype.name!r}: none of its {len(guids)} notes and no note type of that name and "
+                    "those fields and templates is here, so it keeps ids of its own (its notes are new to this collection)",
                     "warning",
                 )
             )
