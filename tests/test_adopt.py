@@ -716,3 +716,14 @@ def test_a_markdown_or_scripted_description_is_named(tmp_path: Path) -> None:
     assert f"{source}: E297 warning: Anki shows the deck's description as Markdown" in result.stderr
     assert f"{source}: E291 warning: the deck's description holds <script>, which the build removes" in result.stderr
     assert yaml.safe_load((project / "deck.yaml").read_text())["description_html"] == lang["desc"]
+    from anki.collection import Collection
+    from ankiutil import import_package
+
+    package = _build(project)
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        import_package(col, package)
+        after = col.decks.get(col.decks.id_for_name("Lang"))
+        assert (after["desc"], after.get("md", False)) == ("Some **bold** words", False)  # what the two warnings say
+    finally:
+        col.close()
