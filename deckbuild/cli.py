@@ -271,8 +271,16 @@ def new(directory: Path, name: str | None) -> None:
 @main.command()
 @click.argument("source", type=click.Path(path_type=Path))
 @click.argument("directory", type=click.Path(path_type=Path))
+@click.option(
+    "--ids-from",
+    "ids_from",
+    type=click.Path(path_type=Path),
+    metavar="PACKAGE",
+    help="An .apkg exported from a collection that has the deck (or that collection): its note-type, field and "
+    "template ids are kept, so learners' notes update in place (needed for a CrowdAnki SOURCE).",
+)
 @handles_errors
-def adopt(source: Path, directory: Path) -> None:
+def adopt(source: Path, directory: Path, ids_from: Path | None) -> None:
     """Turn an existing deck (SOURCE: an .apkg, or a CrowdAnki export folder) into a project in DIRECTORY.
 
     Its note types become declared note types (ids kept), its notes cards with their
@@ -282,7 +290,7 @@ def adopt(source: Path, directory: Path) -> None:
     """
     from deckbuild.adopt.run import adopt as run_adopt
 
-    result = run_adopt(source, directory)
+    result = run_adopt(source, directory, ids_from)
     _report(result.warnings)
     click.echo(
         f"adopted '{result.deck_name}' into {_relative(directory)}/: {result.notes} notes, {result.notetypes} note types,"

@@ -520,6 +520,8 @@ def _package(
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
+    if config.description_html is not None:  # as written: an import replaces the learner's description
+        description = config.description_html
     card_ords = cache.card_ords()
     data = write_package(
         out,

@@ -7,6 +7,7 @@ the whole deck (duplicate ids, references, media) live in validate.py.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +54,7 @@ DECLARED_KEYS = ("id", "notetype", "fields", "tags", "deck", "guid", "previous_i
 FILE_KEYS = ("deck", "cards")
 """The mapping form of a card file: {deck: <subdeck for all its cards>, cards: [...]}."""
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
-TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+TAG_RULE = "a tag Anki stores as written: no space, control character or '\"', no empty part between '::', Unicode NFC"
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
 # Longest text a field may hold.  Real answers are under 1,000 characters; Python-Markdown
 # is quadratic on some inputs (64 KB of `\\(` takes seconds), so a limit keeps builds fast.
@@ -348,16 +349,7 @@ def _checked_card(
                     f"card '{card_id}': topic '{topic}': expected lower-case words joined by '::', like optimization::lr-schedule",
                 )
             )
-    tags = _word_list(item, "tags", problems)
-    for tag in tags:
-        if not TAG_PATTERN.fullmatch(tag):
-            problems.append(
-                Problem(
-                    item.value_locs["tags"],
-                    "E107",
-                    f"card '{card_id}': tag '{tag}': expected letters, digits, '_', '.', '-', '::' and no spaces",
-                )
-            )
+    tags = _tags(item, card_id, problems)
     related = _word_list(item, "related", problems)
     previous_ids = _word_list(item, "previous_ids", problems)
     for old in previous_ids:
@@ -439,8 +431,32 @@ def _deck_and_guid(
     return deck, str(guid)
 
 
-DECLARED_TAG = re.compile(r"^[^\s\x00-\x1f\x7f\"]+$")
-"""A tag on a card of a declared note type: any text Anki keeps as one tag (adopted tags stay as they were)."""
+_TAG_CHARACTERS = re.compile(r'^[^\s\x00-\x1f\x7f-\x9f"]+$')
+
+
+def tag_problem(tag: str) -> str | None:
+    """Why Anki would not store `tag` exactly as written (None: it does), so a shipped tag
+    is the tag learners have: Anki splits a tag at a space, drops control characters,
+    stores an empty part between '::' as 'blank' and a decomposed letter composed."""
+    if not _TAG_CHARACTERS.fullmatch(tag):
+        return "it holds a space, a control character or '\"'" if tag else "it is empty"
+    if "" in tag.split("::"):
+        return "it has an empty part between '::' (Anki would store it as 'blank')"
+    if unicodedata.normalize("NFC", tag) != tag:
+        return "it is not in Unicode NFC (Anki would store it composed)"
+    return None
+
+
+def _tags(item: LocatedMap, card_id: str, problems: list[Problem]) -> tuple[str, ...]:
+    """The card's tags: any tag Anki stores as written, on every kind of card."""
+    tags = _word_list(item, "tags", problems)
+    for tag in tags:
+        why = tag_problem(tag)
+        if why is not None:
+            problems.append(
+                Problem(item.value_locs["tags"], "E107", f"card '{card_id}': tag {tag!r}: expected {TAG_RULE}; {why}")
+            )
+    return tags
 
 
 def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list[Problem], default_deck: str) -> Card | None:
@@ -464,12 +480,7 @@ def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list
     note_fields, field_locations = parse_fields(item, card_id, problems)
     if "fields" not in item:
         problems.append(Problem(loc, "E105", f"card '{card_id}': missing required key 'fields' (field name -> text)"))
-    tags = _word_list(item, "tags", problems)
-    for tag in tags:
-        if not DECLARED_TAG.fullmatch(tag):
-            problems.append(
-                Problem(item.value_locs["tags"], "E107", f"card '{card_id}': tag {tag!r}: a tag has no spaces or quotes")
-            )
+    tags = _tags(item, card_id, problems)
     previous_ids = _word_list(item, "previous_ids", problems)
     for old in previous_ids:
         if not CARD_ID_PATTERN.fullmatch(old):

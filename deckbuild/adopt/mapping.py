@@ -26,8 +26,8 @@ from deckbuild.layout import CONFIG_FILE
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
-from deckbuild.notetypes.sanitize import escape_bare_ampersands
-from deckbuild.sources import TAG_PATTERN
+from deckbuild.notetypes.sanitize import escape_bare_ampersands, sanitize_html
+from deckbuild.sources import TAG_RULE, tag_problem
 
 FIRST_VERSION = "1.0.0"
 MAX_ID = 48
@@ -92,14 +92,7 @@ def map_deck(
     warnings: list[Problem] = []
     deck_name = _common_deck(deck.notes)
     files: dict[str, bytes] = {}
-    files[CONFIG_FILE] = _dump(
-        {
-            "name": deck_name,
-            "namespace": _namespace(deck_name),
-            "version": FIRST_VERSION,
-            "description": f"Adopted from {_basename(deck.source)} with `deckbuild adopt`.",
-        }
-    )
+    files[CONFIG_FILE] = _dump(_config(deck, deck_name, warnings))
     by_key = {nt.key: nt for nt in deck.notetypes}
     used_ids: set[str] = set()
     by_file: dict[str, list[tuple[str, dict[str, Any], list[str]]]] = {}
@@ -171,16 +164,12 @@ def map_deck(
         entry["fields"] = values
         tags = []
         for tag in note.tags:
-            if TAG_PATTERN.fullmatch(tag):
+            why = tag_problem(tag)
+            if why is None:
                 tags.append(tag)
             else:
                 warnings.append(
-                    Problem(
-                        where,
-                        "E261",
-                        f"{note.where}: tag {tag!r} dropped: deckbuild tags are letters, digits, '_', '.', '-', '::' without spaces",
-                        "warning",
-                    )
+                    Problem(where, "E261", f"{note.where}: tag {tag!r} dropped: {why}; expected {TAG_RULE}", "warning")
                 )
         if tags:
             entry["tags"] = tags
@@ -226,6 +215,39 @@ def map_deck(
         )
     files[".gitignore"] = b"dist/\n.deckbuild-cache/\n"
     return Adopted(files, cards, deck_name, keys, warnings)
+
+
+def _config(deck: SourceDeck, deck_name: str, warnings: list[Problem]) -> dict[str, str]:
+    """deck.yaml: the deck's own description kept as written, since every import replaces the learner's with the package's."""
+    config = {"name": deck_name, "namespace": _namespace(deck_name), "version": FIRST_VERSION}
+    description = deck.descriptions.get(deck_name)
+    if description is None:  # a parent adopt made for several top-level decks: a new deck
+        config["description"] = f"Adopted from {_basename(deck.source)} with `deckbuild adopt`."
+        return config
+    config["description_html"] = description
+    if deck_name in deck.markdown_descriptions:
+        warnings.append(
+            Problem(
+                Location(deck.source),
+                "E297",
+                "Anki shows the deck's description as Markdown (its deck option 'md'); a deckbuild package ships "
+                "HTML, so the first import makes learners see the Markdown as written (`**bold**`); write it as HTML "
+                "in deck.yaml's description_html",
+                "warning",
+            )
+        )
+    _sanitized, removed = sanitize_html(description)
+    if removed:
+        warnings.append(
+            Problem(
+                Location(deck.source),
+                "E291",
+                f"the deck's description holds {', '.join(removed)}, which the build removes: the first import "
+                "replaces the learner's description with the rest",
+                "warning",
+            )
+        )
+    return config
 
 
 def _shape(notetype: SourceNotetype) -> tuple[list[list[tpl.Node]], frozenset[str]]:
