@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -142,20 +146,43 @@ def release(
 
 
 def push(collection: Path, root: Path, *, dry_run: bool = False, variant: str | None = None) -> PushReport:
-    """Build (a no-op when nothing changed), then push the package (or a variant's) into a learner's collection."""
-    from deckbuild.collection.push import push as push_package
+    """Build (a no-op when nothing changed), then push the package (or a variant's) into a learner's collection.
 
-    built = build(root, variant=variant)
-    key, version = _pushed_as(built, variant)
-    return push_package(collection, built.path, namespace=key, version=version, dry_run=dry_run)
+    A dry run builds in a private copy of the project, so it writes no file of the project either.
+    """
+    from deckbuild.collection.push import push as push_package
+    from deckbuild.collection.shipped import released_versions
+
+    with _built(root, variant, private=dry_run) as built:
+        key, version = _pushed_as(built, variant)
+        return push_package(
+            collection, built.path, namespace=key, version=version, released=released_versions(root), dry_run=dry_run
+        )
 
 
 def status(collection: Path, root: Path, *, variant: str | None = None) -> StatusReport:
-    """Build (a no-op when nothing changed), then compare a learner's collection with the package (or a variant's)."""
+    """Compare a learner's collection with the package (or a variant's), built in a private copy of
+    the project: status writes no file of the project (dist/ and deckbuild.lock included)."""
     from deckbuild.collection.status import status as collection_status
 
-    built = build(root, variant=variant)
-    return collection_status(collection, built.path, namespace=_pushed_as(built, variant)[0])
+    with _built(root, variant, private=True) as built:
+        return collection_status(collection, built.path, namespace=_pushed_as(built, variant)[0])
+
+
+@contextlib.contextmanager
+def _built(root: Path, variant: str | None, *, private: bool) -> Iterator[Built]:
+    """The project built in place, or (private) in a temporary copy that is deleted afterwards."""
+    if not private:
+        yield build(root, variant=variant)
+        return
+    with tempfile.TemporaryDirectory(prefix="deckbuild-") as tmp:
+        copy = Path(tmp) / root.resolve().name
+        shutil.copytree(root, copy, ignore=lambda folder, names: _PRIVATE_SKIP & set(names) if Path(folder) == root else set())
+        yield build(copy, variant=variant)
+
+
+_PRIVATE_SKIP = {"dist", ".git"}
+"""What a private build's copy of the project leaves out: the outputs, and the repository."""
 
 
 def _pushed_as(built: Built, variant: str | None) -> tuple[str, str]:
