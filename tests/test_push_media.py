@@ -174,6 +174,10 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def test_status_and_dry_run_write_no_file_of_the_project(sample: Path, pushed: Path) -> None:
+    current = _files(sample)  # the push built the package: it is current
+    assert run_json(sample, "status", "--collection", str(pushed))["edited"] == []
+    assert run_json(sample, "push", "--collection", str(pushed), "--dry-run")["updated"] == 0
+    assert _files(sample) == current
     cards = sample / "cards" / "basics.yaml"
     cards.write_text(cards.read_text().replace("Across the batch, per feature.", "Over the batch, per feature."))
     before = _files(sample)

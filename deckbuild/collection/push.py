@@ -370,19 +370,21 @@ def apply_push(planned: PushPlan, version: str) -> PushReport:
                 added.append(stored)
                 if stored != name:
                     raise RuntimeError(f"Anki stored media file {name!r} as {stored!r}")
-            col.db.transact(lambda: _notes(col, planned))
+            logs: list[Any] = []
+            col.db.transact(lambda: logs.append(_notes(col, planned)))
         except BaseException:
             if added:
                 col.media.trash_files(added)
             raise
+        report.new = len(logs[0].new)  # what Anki's importer added, rather than what the plan expected
         report.full_sync = col.db.scalar("select scm from col") != schema_before
     finally:
         col.close()
     return report
 
 
-def _notes(col: Any, planned: PushPlan) -> None:
-    """Every note change of the plan (run inside one collection transaction)."""
+def _notes(col: Any, planned: PushPlan) -> Any:
+    """Every note change of the plan (run inside one collection transaction); returns the importer's log."""
     # New notes and note types through Anki's importer, which here updates no existing note.
     update = ImportAnkiPackageUpdateCondition
     options = ImportAnkiPackageOptions(
@@ -392,7 +394,7 @@ def _notes(col: Any, planned: PushPlan) -> None:
         with_scheduling=False,
         with_deck_configs=False,
     )
-    col.import_anki_package(ImportAnkiPackageRequest(package_path=str(planned.package), options=options))
+    log = col.import_anki_package(ImportAnkiPackageRequest(package_path=str(planned.package), options=options)).log
     col.models._clear_cache()
     # Then the fields and tags of the notes the plan updates, in one call.
     notes = []
@@ -411,6 +413,7 @@ def _notes(col: Any, planned: PushPlan) -> None:
     records = dict(col.get_config(RECORD_KEY, {}) or {})
     records[planned.namespace] = {**planned.record, "pushed_at": int(time.time())}
     col.set_config(RECORD_KEY, records)
+    return log
 
 
 def _backup(col: Any, path: Path) -> str:
