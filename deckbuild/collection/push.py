@@ -100,7 +100,6 @@ class PushPlan:
     media: tuple[str, ...]  # files the collection's media folder lacks, which the package carries
     record: Mapping[str, Any]  # what this push records in the collection (the next push's baseline)
     previous_version: str | None
-    has_record: bool
 
 
 @dataclass(frozen=True)
@@ -256,7 +255,6 @@ def plan_push(
             "notes": {g: {"fields": n.fields, "tags": list(n.tags), "deck": n.deck} for g, n in shipped.items()},
         },
         previous_version=record.get("version") if record else None,
-        has_record=record is not None,
     )
 
 
