@@ -22,6 +22,8 @@ import pytest
 from ankiutil import answer_all, import_package, new_collection, notes_by_card_id
 from conftest import write_tree
 
+from deckbuild.collection.package import read_package
+
 REPO = Path(__file__).parent.parent
 RELEASE_1 = "1700000000"
 RELEASE_2 = str(int(time.time()) + 86400)  # after the learner studied and edited, as in life
@@ -77,6 +79,7 @@ AUTHOR_EDITS = {  # card -> keys the author changed in the sources
     "plain-both": ("answer", "details"),
     "other-a": ("question",),  # shows in linked-*'s Related field: the author's change alone
 }
+SAME_AS_AUTHOR: dict[str, str] = {}  # card -> the Question the learner typed: the author's new one, word for word
 BOTH = {(c, f) for c, fields in LEARNER_EDITS.items() for f in fields if f.lower() in AUTHOR_EDITS.get(c, ())}
 KEPT = {(c, f) for c, fields in LEARNER_EDITS.items() for f in fields} - BOTH
 
@@ -107,6 +110,10 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         for key in keys:
             cards[card_id][key] = cards[card_id][key] + " Extended by the author."
     (project / "cards" / "c.yaml").write_text(_cards_yaml(cards), encoding="utf-8")
+    done = deckbuild(project, "build", epoch=RELEASE_2)
+    assert done.returncode == 0, done.stderr
+    (release_2,) = [n for n in read_package(next((project / "dist").glob("*.apkg"))).values() if n.card_id == "other-a"]
+    SAME_AS_AUTHOR["other-a"] = release_2.fields["Question"]
     return {"project": project, "pushed": pushed, "imported": imported}
 
 
@@ -122,6 +129,9 @@ def _learner(base: Path, dest: Path, *, activity: bool) -> Path:
             for name in fields:
                 note[name] = learner_text(card_id, name)
             col.update_note(note)
+        for card_id, text in SAME_AS_AUTHOR.items():
+            notes[card_id]["Question"] = text
+            col.update_note(notes[card_id])
         note = notes["linked-both"]
         note["My notes"] = "my own mnemonic"
         note.add_tag("mine")
@@ -155,11 +165,8 @@ def test_every_field_both_sides_changed_is_overwritten_and_listed(
         assert item["learner_text"] == whole[:80] and item["length"] == len(whole) > 80
         assert item["whole_text_in"] == report["backup"] and Path(report["backup"]).is_file()
     assert {(k["id"], k["field"]) for k in report["kept"]} == KEPT
-    assert (report["updated"], report["conflicting"], report["new"]) == (
-        5,
-        0,
-        0,
-    )  # the four, and other-a (its question shows in linked-*)
+    # The four; other-a's one change is already in the collection (the learner typed it), so nothing is lost or written.
+    assert (report["updated"], report["unchanged"], report["conflicting"], report["new"]) == (4, 4, 0, 0)
     assert {k: dry[k] for k in ("overwritten", "kept", "updated", "new")} == {
         k: report[k] for k in ("overwritten", "kept", "updated", "new")
     } | {"overwritten": [{**o, "whole_text_in": None} for o in report["overwritten"]]}
@@ -171,7 +178,8 @@ def test_every_field_both_sides_changed_is_overwritten_and_listed(
             assert notes[card_id][name].endswith("Extended by the author.</p>"), (card_id, name)
         for card_id, name in KEPT:
             assert notes[card_id][name] == learner_text(card_id, name)
-        assert "Extended by the author." in notes["linked-one"]["Related"]
+        assert "Extended by the author." in notes["linked-one"]["Related"]  # other-a's question, the author's change
+        assert notes["other-a"]["Question"] == SAME_AS_AUTHOR["other-a"]
         assert notes["linked-both"]["My notes"] == "my own mnemonic" and "mine" in notes["linked-both"].tags
         if activity:
             assert "marked" in notes["other-b"].tags
