@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, close_key
 from deckbuild.layout import CONFIG_FILE, DEFAULT_OUTPUT
 from deckbuild.model import DeckConfig, Variant
 from deckbuild.variants import parse_variants
@@ -46,12 +46,19 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
         return None, problems
     if not isinstance(data, LocatedMap):
         return None, [Problem(Location(display, 1, 1), "E103", f"expected a mapping of options; got {type(data).__name__}")]
+    misspelled = set()
     for key in data:
         if key not in OPTIONS:
-            problems.append(Problem(data.key_locs[key], "E104", f"unknown key '{key}'; expected one of {', '.join(OPTIONS)}"))
+            meant = close_key(key, OPTIONS, data)
+            hint = f"did you mean '{meant}'? " if meant else ""
+            misspelled.add(meant)
+            problems.append(
+                Problem(data.key_locs[key], "E104", f"unknown key '{key}'; {hint}expected one of {', '.join(OPTIONS)}")
+            )
     for key, (required, _doc) in OPTIONS.items():
         if required and key not in data:
-            problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
+            if key not in misspelled:  # else E104 already says "did you mean"
+                problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
         elif key in data and key != "variants" and not isinstance(data[key], str):
             problems.append(
                 Problem(data.value_locs[key], "E106", f"'{key}': expected text; got {type(data[key]).__name__} {data[key]!r}")

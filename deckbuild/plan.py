@@ -253,7 +253,8 @@ def _plan(
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped), and identity against what shipped.
-    problems += validate_cards(cards, cache)  # unchanged card files' facts come from the cache
+    invalid = {p.subject for p in card_problems if p.subject}
+    problems += validate_cards(cards, cache, invalid)  # unchanged card files' facts come from the cache
     problems += check_declared_cards(root, cards, declared)
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)

@@ -7,11 +7,12 @@ the whole deck (duplicate ids, references, media) live in validate.py.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, close_key
 from deckbuild.layout import CARDS_DIR
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
@@ -245,9 +246,28 @@ def _card_from(item: Any, loc: Location, problems: list[Problem], default_deck: 
     if not isinstance(item, LocatedMap):
         problems.append(Problem(loc, "E103", f"expected a card (a mapping with id, question, answer, ...); got {_kind(item)}"))
         return None
+    before = len(problems)
+    misspelled: set[str] = set()  # keys the author meant, judged from unknown ones
     for key in item:
         if key not in CARD_KEYS:
-            problems.append(Problem(item.key_locs[key], "E104", f"unknown key '{key}'; expected one of {', '.join(CARD_KEYS)}"))
+            meant = close_key(key, CARD_KEYS, item)
+            hint = f"did you mean '{meant}'? " if meant else ""
+            if meant:
+                misspelled.add(meant)
+            problems.append(
+                Problem(item.key_locs[key], "E104", f"unknown key '{key}'; {hint}expected one of {', '.join(CARD_KEYS)}")
+            )
+    card = _checked_card(item, loc, problems, default_deck, misspelled)
+    card_id = item.get("id")
+    if card is None and isinstance(card_id, str) and CARD_ID_PATTERN.fullmatch(card_id):
+        # The card exists but is invalid: its problems name it, so references to it are not dangling.
+        problems[before:] = [replace(p, subject=card_id) if p.severity == "error" else p for p in problems[before:]]
+    return card
+
+
+def _checked_card(
+    item: LocatedMap, loc: Location, problems: list[Problem], default_deck: str, misspelled: set[str]
+) -> Card | None:
     card_id = item.get("id")
     if card_id is None:
         problems.append(Problem(loc, "E105", "card has no 'id'; every card needs a unique, stable id"))
@@ -291,6 +311,8 @@ def _card_from(item: Any, loc: Location, problems: list[Problem], default_deck: 
     }
     if kind == "qa":
         for key in ("question", "answer"):
+            if key in misspelled and key not in item:  # E104 already says "did you mean"
+                continue
             if not fields[key].strip() and isinstance(item.get(key), (str, type(None))):  # wrong type: E106
                 code = "E105" if key not in item else "E107"
                 problems.append(

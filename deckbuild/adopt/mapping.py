@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from anyascii import anyascii
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import media_references
-from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
+from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import LocatedError, Location, Problem
 from deckbuild.layout import CONFIG_FILE
 from deckbuild.notetypes import templates as tpl
@@ -259,7 +260,7 @@ def _relative_deck(full: str, deck_name: str) -> str:
 def _card_file(relative: str, subdecks: dict[str, str]) -> str:
     if relative in subdecks:
         return subdecks[relative]
-    base = "--".join(slugify(part) for part in relative.split("::")) if relative else "main"
+    base = "--".join(readable_slug(part) or "deck" for part in relative.split("::")) if relative else "main"
     name, n = f"cards/{base}.yaml", 1
     while name in subdecks.values():
         n += 1
@@ -284,7 +285,7 @@ def _notetype_keys(notetypes: Sequence[SourceNotetype]) -> dict[str, str]:
     keys: dict[str, str] = {}
     taken: set[str] = set()
     for notetype in notetypes:
-        base = slugify(notetype.name)
+        base = readable_slug(notetype.name) or "deck"
         if base in RESERVED_KEYS:
             base += "-type"
         key, n = base, 1
@@ -302,7 +303,7 @@ def _notetype_files(key: str, notetype: SourceNotetype) -> dict[str, bytes]:
     templates = []
     used: set[str] = set()
     for template in notetype.templates:
-        base, n = slugify(template.name), 1
+        base, n = readable_slug(template.name) or "deck", 1
         stem = base
         while stem in used:
             n += 1
@@ -337,7 +338,7 @@ def _card_id(note: SourceNote, used: set[str]) -> str:
     """A readable, unique id from the note's first field (the GUID keeps its identity)."""
     text = re.sub(r"<[^>]*>", " ", note.fields[0] if note.fields else "")
     text = re.sub(r"\[sound:[^\]]*\]|\{\{c\d+::|\}\}", " ", html.unescape(text))
-    slug = slugify(text) if slugify(text) != "deck" else "note"
+    slug = readable_slug(text) or "note"
     if len(slug) > MAX_ID:
         slug = slug[:MAX_ID].rsplit("-", 1)[0] or slug[:MAX_ID]
     card_id, n = slug, 1
@@ -348,8 +349,14 @@ def _card_id(note: SourceNote, used: set[str]) -> str:
     return card_id
 
 
+def readable_slug(text: str) -> str:
+    """Lower-case ASCII words joined by '-' from text in any script: Cyrillic, Hebrew, Greek or
+    Han text is transliterated first (anyascii), so ids stay readable; '' when nothing is left."""
+    return "-".join(re.findall(r"[a-z0-9]+", anyascii(text).lower()))
+
+
 def _namespace(deck_name: str) -> str:
-    return slugify(deck_name)[:63].strip("-._") or "adopted"
+    return readable_slug(deck_name)[:63].strip("-._") or "adopted"
 
 
 def _basename(source: str) -> str:
