@@ -147,6 +147,11 @@ def test_overwritten_note_is_listed_and_in_the_backup(sample: Path, anki_base: P
     finally:
         col.close()
     sources_release_2(sample)
+    dry = deckbuild(sample, "push", "--collection", str(path), "--dry-run", epoch=RELEASE_2)
+    assert dry.returncode == 0, dry.stderr
+    assert "would be overwritten: math-answer: Answer: your text '<p>my own answer</p>';" in dry.stdout
+    assert f"its whole text would be in the backup made first, in {path.parent / 'backups'}" in dry.stdout
+    assert "is in " not in dry.stdout and "backup: " not in dry.stdout
 
     report = push_json(sample, "--collection", str(path), epoch=RELEASE_2)
 
