@@ -232,9 +232,9 @@ def _reap_orphans(patience: float = 10.0) -> None:
             time.sleep(0.005)
 
 
-def run(args: list[str], cwd: Path | None = None) -> Run:
+def run(args: list[str], cwd: Path | None = None, epoch: str = EPOCH) -> Run:
     """Run one fresh process: wall time, CPU of its whole tree, peak memory of its whole tree."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "SOURCE_DATE_EPOCH": epoch, "PYTHONPATH": str(REPO)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -484,7 +484,9 @@ def collection_options(func: F) -> F:
 @main.command()
 @PROJECT_OPTION
 @collection_options
-@click.option("--dry-run", is_flag=True, help="Report what a push would do; the collection stays byte for byte as it is.")
+@click.option(
+    "--dry-run", is_flag=True, help="Report what a push would do; the collection and the project stay byte for byte as they are."
+)
 @VARIANT_OPTION
 @handles_errors
 def push(
@@ -492,11 +494,13 @@ def push(
 ) -> None:
     """Build if needed, then update a collection Anki is not running on, keeping what is the learner's.
 
-    Adds new notes, updates exactly the notes the sources changed, keeps review history,
-    suspension, flags, the learner's own tags and the 'My notes' field; backs the collection
-    up first (Anki's own backup) and records the release it pushed.  Cards of notes that now
-    ship in another deck (a new subdeck, a renamed deck) are moved there, history kept.
-    See docs/learners.md.
+    Adds new notes, updates exactly the fields the sources changed, keeps review history,
+    suspension, flags, the learner's own tags, edits and the 'My notes' field, and lists
+    every field where the learner's edit gave way to the author's; backs the collection up
+    first (Anki's own backup, in backups/ beside it), delivers every media file the notes
+    name that the collection lacks, and applies the note changes in one transaction.  Cards
+    of notes that now ship in another deck are moved there, history kept.  A damaged
+    collection is refused (E604).  See docs/learners.md.
     """
     from deckbuild.collection.profiles import resolve
     from deckbuild.collection.report import push_text
@@ -514,8 +518,9 @@ def push(
 def status(project: Path, collection: Path | None, profile: str | None, base: Path | None, fmt: str, variant: str | None) -> None:
     """Report which shipped notes the learner edited in Anki, which are missing, which retired ones are active.
 
-    Read-only: the collection (or an exported .apkg of it) is never written.  Edited notes
-    are listed by field with the shipped and the current text, to port back into cards/.
+    Read-only: the collection (or an exported .apkg of it) is never written, nor any file of
+    the project.  Edited notes are listed by field with the shipped and the current text, to
+    port back into cards/; media files the collection's media folder lacks are listed too.
     """
     from deckbuild.collection.profiles import resolve
     from deckbuild.collection.report import status_text

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply
+from deckbuild.config import load_config
 from deckbuild.errors import Problem
+from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
 from deckbuild.plan import Plan, Summary, plan
 
@@ -142,20 +148,52 @@ def release(
 
 
 def push(collection: Path, root: Path, *, dry_run: bool = False, variant: str | None = None) -> PushReport:
-    """Build (a no-op when nothing changed), then push the package (or a variant's) into a learner's collection."""
-    from deckbuild.collection.push import push as push_package
+    """Build (a no-op when nothing changed), then push the package (or a variant's) into a learner's collection.
 
-    built = build(root, variant=variant)
-    key, version = _pushed_as(built, variant)
-    return push_package(collection, built.path, namespace=key, version=version, dry_run=dry_run)
+    A dry run builds in a private copy of the project, so it writes no file of the project either.
+    """
+    from deckbuild.collection.push import push as push_package
+    from deckbuild.collection.shipped import released_versions
+
+    with _package(root, variant, private=dry_run) as (package, key, version):
+        return push_package(
+            collection, package, namespace=key, version=version, released=released_versions(root), dry_run=dry_run
+        )
 
 
 def status(collection: Path, root: Path, *, variant: str | None = None) -> StatusReport:
-    """Build (a no-op when nothing changed), then compare a learner's collection with the package (or a variant's)."""
+    """Compare a learner's collection with the package (or a variant's), built in a private copy of
+    the project: status writes no file of the project (dist/ and deckbuild.lock included)."""
     from deckbuild.collection.status import status as collection_status
 
-    built = build(root, variant=variant)
-    return collection_status(collection, built.path, namespace=_pushed_as(built, variant)[0])
+    with _package(root, variant, private=True) as (package, key, _version):
+        return collection_status(collection, package, namespace=key)
+
+
+@contextlib.contextmanager
+def _package(root: Path, variant: str | None, *, private: bool) -> Iterator[tuple[Path, str, str]]:
+    """The package to push (its path, record key and version): the last build's if it is current,
+    else built in place; or (private: status, a dry run) built in a temporary copy of the project
+    that is deleted afterwards, so that no file of the project changes, not even the cache."""
+    if not private:
+        # The up-to-date check may refresh the cache's file signatures: so only where push writes anyway.
+        current = up_to_date(root) if variant is None else None
+        config = load_config(root)[0] if current is not None else None
+        if current is not None and config is not None:
+            yield current[0], config.namespace, config.version
+            return
+        built = build(root, variant=variant)
+        yield (built.path, *_pushed_as(built, variant))
+        return
+    with tempfile.TemporaryDirectory(prefix="deckbuild-") as tmp:
+        copy = Path(tmp) / root.resolve().name
+        shutil.copytree(root, copy, ignore=lambda folder, names: _PRIVATE_SKIP & set(names) if Path(folder) == root else set())
+        built = build(copy, variant=variant)
+        yield (built.path, *_pushed_as(built, variant))
+
+
+_PRIVATE_SKIP = {"dist", ".git"}
+"""What a private build's copy of the project leaves out: the outputs, and the repository."""
 
 
 def _pushed_as(built: Built, variant: str | None) -> tuple[str, str]:

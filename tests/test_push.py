@@ -147,10 +147,18 @@ def test_overwritten_note_is_listed_and_in_the_backup(sample: Path, anki_base: P
     finally:
         col.close()
     sources_release_2(sample)
+    dry = deckbuild(sample, "push", "--collection", str(path), "--dry-run", epoch=RELEASE_2)
+    assert dry.returncode == 0, dry.stderr
+    assert "would be overwritten: math-answer: Answer: your text '<p>my own answer</p>';" in dry.stdout
+    assert f"its whole text would be in the backup made first, in {path.parent / 'backups'}" in dry.stdout
+    assert "is in " not in dry.stdout and "backup: " not in dry.stdout
 
     report = push_json(sample, "--collection", str(path), epoch=RELEASE_2)
 
-    assert report["overwritten"] == [{"id": "math-answer", "fields": ["Answer"]}]
+    assert [(o["id"], o["field"], o["learner_text"], o["certain"]) for o in report["overwritten"]] == [
+        ("math-answer", "Answer", "<p>my own answer</p>", True)
+    ]
+    assert report["overwritten"][0]["whole_text_in"] == report["backup"]
     assert report["updated"] == 2
     col = new_collection(path.parent)
     try:
@@ -333,4 +341,4 @@ def test_push_after_a_plain_import_keeps_the_learners_tags(sample: Path, tmp_pat
     finally:
         col.close()
     text = deckbuild(sample, "push", "--collection", str(path), "--dry-run", epoch=RELEASE_2)
-    assert text.returncode == 0 and "new 0, updated 0, unchanged 8" in text.stdout and "dry run" in text.stdout
+    assert text.returncode == 0 and "would add 0, would update 0, unchanged 8" in text.stdout and "dry run" in text.stdout

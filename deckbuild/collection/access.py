@@ -14,7 +14,8 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def check_collection(path: Path) -> None:
-    """Raise E601 if another process (Anki) has the collection open, E602 if it is not a collection.
+    """Raise E601 if another process (Anki) has the collection open, E602 if it is not a collection,
+    E604 if SQLite's `pragma quick_check` finds it damaged.
 
     Writes nothing, not even SQLite's -wal/-shm side files: Anki's backend opens
     collection.anki2 in SQLite's exclusive locking mode and holds the lock while it runs, so
@@ -39,13 +40,36 @@ def check_collection(path: Path) -> None:
         copy = private_copy(path, Path(tmp))
         try:
             conn = sqlite3.connect(copy)
+            conn.create_collation("unicase", _unicase)
             try:
                 conn.execute("select ver, crt from col").fetchone()
                 conn.execute("select count() from notes").fetchone()
+                damage = [str(row[0]) for row in conn.execute("pragma quick_check(20)").fetchall()]
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc):
+                raise _damaged(where, [str(exc)]) from None
             raise LocatedError(where, "E602", f"not an Anki collection: expected tables col and notes; {exc}") from None
+        if damage != ["ok"]:
+            raise _damaged(where, damage)
+
+
+def _unicase(a: str, b: str) -> int:
+    """Anki's `unicase` collation (its indexes of deck and tag names use it): case-insensitive order."""
+    x, y = a.casefold(), b.casefold()
+    return (x > y) - (x < y)
+
+
+def _damaged(where: Location, damage: list[str]) -> LocatedError:
+    """E604: the file is a collection, but SQLite's own check finds it damaged (a disk or copy fault)."""
+    shown = "; ".join(damage[:3]) + (f"; and {len(damage) - 3} more" if len(damage) > 3 else "")
+    return LocatedError(
+        where,
+        "E604",
+        f"the collection is damaged: SQLite's integrity check expected 'ok'; got: {shown}. Nothing was written"
+        " (no backup either). Restore it from one of Anki's backups, or let Anki's Tools → Check Database repair it",
+    )
 
 
 # SQLite's unix VFS locks a range past 1 GiB: PENDING_BYTE, RESERVED_BYTE, then 510 SHARED bytes.

@@ -1,4 +1,5 @@
-"""Reading what a deckbuild .apkg ships: each note's GUID, note type, fields by name, tags, mod and deck."""
+"""Reading what a deckbuild .apkg ships: each note's GUID, note type, fields by name, tags, mod and
+deck, and the media files it carries."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import sqlite3
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +20,7 @@ class ShippedNote:
     tags: tuple[str, ...]
     mod: int
     deck: str = ""  # the full name of the deck its cards ship in
+    notetype_id: int = 0
 
     @property
     def card_id(self) -> str:
@@ -47,5 +50,22 @@ def read_package(path: Path) -> dict[str, ShippedNote]:
         name, fields = names[int(mid)]
         deck = decks.get(int(card_decks.get(guid, 0)), "")
         values = dict(zip(fields, flds.split("\x1f"), strict=True))
-        out[guid] = ShippedNote(guid, name, values, tuple(tags.split()), int(mod), deck)
+        out[guid] = ShippedNote(guid, name, values, tuple(tags.split()), int(mod), deck, int(mid))
     return out
+
+
+def media_names(path: Path) -> tuple[str, ...]:
+    """The names of the media files a package carries (its zip's `media` map), sorted."""
+    with zipfile.ZipFile(path) as zf:
+        return tuple(sorted(str(name) for name in _media_index(zf).values()))
+
+
+def read_media(path: Path, names: Iterable[str]) -> dict[str, bytes]:
+    """The bytes of the package's media files of these names."""
+    wanted = set(names)
+    with zipfile.ZipFile(path) as zf:
+        return {str(name): zf.read(entry) for entry, name in sorted(_media_index(zf).items()) if name in wanted}
+
+
+def _media_index(zf: zipfile.ZipFile) -> dict[str, str]:
+    return {str(k): str(v) for k, v in json.loads(zf.read("media")).items()} if "media" in zf.namelist() else {}

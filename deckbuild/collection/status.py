@@ -1,4 +1,5 @@
-"""`deckbuild status`: which shipped notes a learner edited, lost or still studies retired (read-only).
+"""`deckbuild status`: which shipped notes a learner edited, lost or still studies retired, and
+which media files their collection lacks (read-only).
 
 Works on a private copy of the collection (or on a fresh collection the given .apkg export
 is imported into), so the learner's file is never opened for writing.  The shipped text is
@@ -13,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+
 from deckbuild.apkg.notetypes import PERSONAL_FIELD
 from deckbuild.collection.access import check_collection, private_copy
-from deckbuild.collection.package import read_package
-from deckbuild.collection.push import read_record
+from deckbuild.collection.package import media_names, read_package
+from deckbuild.collection.push import media_folder, read_record
 from deckbuild.model import RETIRED_TAG
 
 
@@ -37,6 +40,7 @@ class StatusReport:
     retired_active: list[str] = field(default_factory=list)
     suspended: int = 0
     personal: int = 0
+    missing_media: list[str] = field(default_factory=list)  # files the package carries that the media folder lacks
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +51,7 @@ class StatusReport:
             "retired_active": self.retired_active,
             "suspended": self.suspended,
             "personal_notes": self.personal,
+            "missing_media": self.missing_media,
         }
 
 
@@ -55,15 +60,18 @@ def status(source: Path, package: Path, *, namespace: str) -> StatusReport:
     with tempfile.TemporaryDirectory() as tmp:
         if source.suffix.lower() in {".apkg", ".colpkg"}:
             path = _imported(source, Path(tmp))
+            media: list[str] = []  # an export carries its media inside: there is no folder to lack them
         else:
             check_collection(source)
             path = private_copy(source, Path(tmp))
-        return _status(path, package, namespace, str(source))
+            folder = media_folder(source)
+            media = [name for name in media_names(package) if not (folder / name).is_file()]
+        report = _status(path, package, namespace, str(source))
+        report.missing_media = media
+        return report
 
 
 def _imported(export: Path, folder: Path) -> Path:
-    from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
-
     path = folder / "collection.anki2"
     col: Any = Collection(str(path))
     try:
@@ -75,8 +83,6 @@ def _imported(export: Path, folder: Path) -> Path:
 
 
 def _status(path: Path, package: Path, namespace: str, source: str) -> StatusReport:
-    from anki.collection import Collection
-
     col: Any = Collection(str(path))
     try:
         record = read_record(col, namespace)
