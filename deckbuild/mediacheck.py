@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.parsers import expat
 
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import LocatedError, Location, Problem
 
 RASTER_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".gif": "GIF", ".webp": "WEBP"}
 """Image extensions and the format (Pillow's name) their bytes must have."""
@@ -82,12 +82,19 @@ def file_problems(path: Path, file_place: str, where: Location, prefix: str = ""
     return [r.at(file_place, where, prefix) for r in refusals(path.name, data)]
 
 
-def refuse_files(files: Mapping[str, bytes], report: Callable[[str], None]) -> None:
-    """Call `report` once with the list of every offending file among `files`, if there is one."""
+def refuse_files(files: Mapping[str, bytes], where: Location) -> None:
+    """Raise E278 listing every file among `files` (name -> bytes) the check refuses, if any."""
     bad = [(name, found) for name in sorted(files) if (found := refusals(name, files[name]))]
-    if bad:
-        shown = "; ".join(f"'{name}': " + ", ".join(r.short() for r in found) for name, found in bad)
-        report(f"{len(bad)} media file(s) are not what their names say or could run script or load from the network: {shown}")
+    if not bad:
+        return
+    shown = "; ".join(f"'{name}': " + ", ".join(r.short() for r in found) for name, found in bad[:20])
+    more = f"; and {len(bad) - 20} more" if len(bad) > 20 else ""
+    raise LocatedError(
+        where,
+        "E278",
+        f"{len(bad)} media file(s) are not what their names say, or could run script or load from the network: "
+        f"{shown}{more}. Replace or remove them in Anki (Tools > Check Media) and export again. Nothing was written",
+    )
 
 
 # --- raster images ---------------------------------------------------------------------
