@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
 from deckbuild.apkg.notetypes import NoteType
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, has_errors
 from deckbuild.layout import MEDIA_DIR, NOTETYPES_DIR
 from deckbuild.mediacheck import file_problems
 from deckbuild.model import Card, RenderedNote
@@ -261,7 +261,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                         f"card '{card.id}': field '{name}': {issue.message}",
                     )
                 )
-        if len(problems) > before:
+        if has_errors(problems[before:]):  # a warning (E218: HTML sanitized) leaves the card checkable
             continue
         values = _probe_values(card, notetype)
         ords = tpl.card_ords(notetype.fields, values, fronts[card.notetype], notetype.is_cloze)
