@@ -104,6 +104,7 @@ def _raster(expected: str, suffix: str, data: bytes) -> list[Refusal]:
     from PIL import Image, UnidentifiedImageError  # only when a build ships a raster image
 
     with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pillow's remarks (odd EXIF ...) are no problem of the deck's
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             with Image.open(io.BytesIO(data), formats=sorted(set(RASTER_FORMATS.values()))) as image:
@@ -143,7 +144,7 @@ def _describe(data: bytes) -> str:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
         return f"data beginning {head[:8].hex(' ')}"
-    if text.isprintable() or all(c.isprintable() or c in "\t\r\n" for c in text):
+    if all(c.isprintable() or c in "\t\r\n" for c in text):
         what = "a script" if text.startswith("#!") else "text"
         return f"{what} beginning {text.splitlines()[0][:24]!r}"
     return f"data beginning {head[:8].hex(' ')}"

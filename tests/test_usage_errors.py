@@ -7,6 +7,7 @@ again after `error:`.  Each case below is one such code, met the way a user meet
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from conftest import REPO, copy_project, write_tree
 
 DECK = "name: Usage\nnamespace: usage\nversion: 1.0.0\n"
 CARD = "- id: one\n  question: One?\n  answer: Yes.\n  difficulty: easy\n  topics: [foundations::text]\n"
@@ -64,6 +65,26 @@ def _released(root: Path) -> None:
     assert _deckbuild(_project(root), "release").returncode == 0
 
 
+def _schema_changed(root: Path) -> None:
+    project = copy_project("declared", root)
+    project.rename(root / "deck")
+    assert _deckbuild(root / "deck", "release").returncode == 0
+    notetype = root / "deck" / "notetypes" / "absent" / "notetype.yaml"
+    notetype.write_text(notetype.read_text("utf-8").replace("[Word, Audio]", "[Word, Audio, Extra]"), "utf-8")
+
+
+def _empty_seed(root: Path) -> None:
+    (_project(root) / "seed.txt").write_bytes(b"")
+
+
+def _cards_is_a_file(root: Path) -> None:
+    project = _project(root)
+    shutil.copy(REPO / "seeds" / "training-dynamics-43.txt", project / "seed.txt")
+    (project / "cards" / "a.yaml").unlink()
+    (project / "cards").rmdir()
+    (project / "cards").write_text("not a folder\n", encoding="utf-8")
+
+
 def _snapshot_lost(root: Path) -> None:
     _released(root)
     for snapshot in (root / "deck" / "releases").glob("*.jsonl"):
@@ -89,7 +110,11 @@ CASES: list[tuple[str, Setup, list[str], str]] = [
     ("E502", _released, ["release"], "deck"),
     ("E503", _snapshot_lost, ["build", "-q"], "deck"),
     ("E504", _project, ["diff", "nosuch.apkg", "other.apkg"], "deck"),
+    ("E501", _schema_changed, ["build", "-q"], "deck"),
+    ("E301", _empty_seed, ["import", "seed.txt"], "deck"),
+    ("E140", _cards_is_a_file, ["import", "seed.txt"], "deck"),
 ]
+IMPORT_CODES = {"E301", "E140"}  # `import` says `error: ...` and then that nothing was written
 
 
 def _deckbuild(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -113,8 +138,11 @@ def test_a_usage_error_is_one_line(tmp_path: Path, code: str, setup: Setup, argv
     lines = result.stderr.splitlines()
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
-    assert [line for line in lines if f" {code} " in line] == lines[:1] and len(lines) == 1, result.stderr
-    assert not lines[0].startswith("error:"), lines  # `place: CODE message`, as docs/errors.md shows every problem
+    assert [line for line in lines if f" {code} " in line] == lines[:1], result.stderr
+    if code in IMPORT_CODES:
+        assert lines[0].startswith("error: ") and lines[1:] == ["nothing written to cards/"], lines
+    else:  # `place: CODE message`, as docs/errors.md shows every problem
+        assert len(lines) == 1 and not lines[0].startswith("error:"), lines
 
 
 def test_every_code_is_the_one_its_case_names() -> None:
