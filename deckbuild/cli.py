@@ -13,24 +13,79 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from deckbuild import __version__
 from deckbuild.errors import DeckbuildError, Problem
+from deckbuild.layout import CONFIG_FILE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PROJECT_OPTION = click.option(
-    "-C",
-    "--project",
-    "project",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="The deck project folder (the one holding deck.yaml).",
-)
+PROJECT_HELP = "The deck project folder (the one holding deck.yaml)  [default: this folder or the nearest one above it]."
+
+
+def _project_option(*, search: bool = True, required: bool = True) -> Callable[[F], F]:
+    """`-C DIR`, after the command name (or before it, on `deckbuild`: the same option, given once).
+
+    Without it the project is this folder or, as git finds its repository, the nearest one
+    above that holds deck.yaml (stopping at a git root); `search=False` (import) takes this folder.
+    `required=False` (diff of two .apkg files) falls back to this folder when there is none.
+    """
+
+    def resolve(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path:
+        before = ctx.parent.params.get("project") if ctx.parent is not None else None
+        if value is not None and before is not None:
+            raise click.UsageError("-C given twice (before and after the command name); give it once", ctx)
+        given = value if value is not None else before
+        if given is not None:
+            if required and not (given / CONFIG_FILE).is_file():
+                _no_project(f"no {CONFIG_FILE} in {given}")
+            return Path(given)
+        if not search:
+            return Path(".")
+        found = find_project(Path.cwd())
+        if found is None:
+            if not required:
+                return Path(".")
+            _no_project(f"no {CONFIG_FILE} in this folder or any folder above it")
+        if found.resolve() != Path.cwd().resolve():
+            click.echo(f"using the deck project in {found}", err=True)
+        return found
+
+    return click.option(
+        "-C",
+        "--project",
+        "project",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        callback=resolve,
+        help=PROJECT_HELP,
+    )
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest folder from `start` up that holds deck.yaml, stopping at a git root or the filesystem's root."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder if folder != here else start
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def _no_project(what: str) -> NoReturn:
+    click.echo(
+        f"{CONFIG_FILE}: E150 {what}: this is not a deck project. `deckbuild new DIR` starts one;"
+        " `-C DIR` points at one (`deckbuild -C DIR COMMAND`)",
+        err=True,
+    )
+    sys.exit(1)
+
+
+PROJECT_OPTION = _project_option()
 
 IDENTITY_OPTION = click.option(
     "--allow-identity-change",
@@ -82,7 +137,8 @@ def handles_errors(func: F) -> F:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="deckbuild")
-def main() -> None:
+@click.option("-C", "--project", "project", type=click.Path(file_okay=False, path_type=Path), default=None, help=PROJECT_HELP)
+def main(project: Path | None) -> None:
     """Compile question/answer sources into versioned Anki decks (.apkg).
 
     A deck project is a folder with deck.yaml, cards/*.yaml and media/.  Typical use:
@@ -101,7 +157,7 @@ def main() -> None:
 @main.command()
 @PROJECT_OPTION
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 if there are any).")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors (no progress, no warnings).")
 @click.option("--force", is_flag=True, help="Build even if no source, output or deckbuild itself changed since the last build.")
 @click.option(
     "-j",
@@ -138,6 +194,10 @@ def build(
         variant=variant,
     )
     if not quiet:
+        warnings = [p for p in result.plan.problems if p.severity == "warning"]
+        if warnings:  # as `check` reports them: a successful build must not hide them
+            _report(warnings)
+            click.echo(f"{len(warnings)} warning(s)", err=True)
         state = "wrote" if result.written else "up to date:"
         changed = "nothing changed" if result.plan.up_to_date else f"{result.changed_notes} notes changed"
         click.echo(
@@ -165,7 +225,7 @@ def check(project: Path, fmt: str, strict: bool, allow_identity_change: bool) ->
     """Check the sources without writing anything.
 
     Reports every problem at once, each with its file, line, column and a stable code
-    (the README lists the codes and how to fix each).  Exit status 1 if there is an error.
+    (docs/errors.md lists the codes and how to fix each).  Exit status 1 if there is an error.
     """
     from deckbuild.commands import check as run_check
 
@@ -199,20 +259,31 @@ def new(directory: Path, name: str | None) -> None:
       deckbuild new my-deck --name "My Deck"
       cd my-deck && deckbuild check && deckbuild build
     """
-    from deckbuild.scaffold.new import new_project
+    from deckbuild.scaffold.new import deckbuild_requirement, new_project
 
     written = new_project(directory, name)
     click.echo(f"created {_relative(directory)}/ with {len(written)} files:")
     for path in written:
         click.echo(f"  {path.as_posix()}")
+    _line, warning = deckbuild_requirement()
+    if warning:
+        click.echo("warning: requirements.txt: " + warning.replace("\n", " "), err=True)
     click.echo(f"next: cd {_relative(directory)} && deckbuild check && deckbuild build   (then import dist/*.apkg in Anki)")
 
 
 @main.command()
 @click.argument("source", type=click.Path(path_type=Path))
 @click.argument("directory", type=click.Path(path_type=Path))
+@click.option(
+    "--ids-from",
+    "ids_from",
+    type=click.Path(path_type=Path),
+    metavar="PACKAGE",
+    help="An .apkg exported from a collection that has the deck (or that collection): its note-type, field and "
+    "template ids are kept, so learners' notes update in place (needed for a CrowdAnki SOURCE).",
+)
 @handles_errors
-def adopt(source: Path, directory: Path) -> None:
+def adopt(source: Path, directory: Path, ids_from: Path | None) -> None:
     """Turn an existing deck (SOURCE: an .apkg, or a CrowdAnki export folder) into a project in DIRECTORY.
 
     Its note types become declared note types (ids kept), its notes cards with their
@@ -222,7 +293,7 @@ def adopt(source: Path, directory: Path) -> None:
     """
     from deckbuild.adopt.run import adopt as run_adopt
 
-    result = run_adopt(source, directory)
+    result = run_adopt(source, directory, ids_from)
     _report(result.warnings)
     click.echo(
         f"adopted '{result.deck_name}' into {_relative(directory)}/: {result.notes} notes, {result.notetypes} note types,"
@@ -232,7 +303,7 @@ def adopt(source: Path, directory: Path) -> None:
 
 
 @main.command("import")
-@PROJECT_OPTION
+@_project_option(search=False, required=False)
 @click.argument("seed_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @handles_errors
 def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
@@ -303,7 +374,7 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
 
 
 @main.command()
-@PROJECT_OPTION
+@_project_option(required=False)
 @click.argument("old")
 @click.argument("new")
 @handles_errors
@@ -373,7 +444,7 @@ def preview(project: Path, out: Path | None, quiet: bool, check_fit: bool) -> No
 def serve(project: Path, host: str, port: int, open_browser: bool) -> None:
     """Build, serve the preview, rebuild on every save and reload open pages (Ctrl-C stops).
 
-    Watches deck.yaml, cards/ and media/.  An edit that does not build keeps the last good
+    Watches deck.yaml, cards/, media/ and notetypes/.  An edit that does not build keeps the last good
     preview on screen with every problem over it.  With --host 0.0.0.0 a phone on the same
     network can open the preview and download the deck (.apkg) from its index.
     """

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, close_key
 from deckbuild.layout import CONFIG_FILE, DEFAULT_OUTPUT
 from deckbuild.model import DeckConfig, Variant
+from deckbuild.notetypes.sanitize import sanitize_html
 from deckbuild.variants import parse_variants
 from deckbuild.yamlload import LocatedMap, load_yaml
 
@@ -19,6 +20,11 @@ OPTIONS: dict[str, tuple[bool, str]] = {
     "namespace": (True, "Never change it: every note GUID is derived from it and the card id."),
     "version": (True, "The deck's semantic version (MAJOR.MINOR.PATCH); `deckbuild release` bumps it."),
     "description": (False, "Markdown shown on the deck's overview screen, under the version."),
+    "description_html": (
+        False,
+        "Instead of description: HTML shown on the overview screen as written (sanitized), without the version line."
+        "  `deckbuild adopt` writes the adopted deck's own here, so an import keeps the learner's.",
+    ),
     "output": (False, "Folder for built packages, relative to the project (default: dist)."),
     "variants": (False, "Smaller decks cut from the same cards, each with its own name and version (variants.py)."),
 }
@@ -46,12 +52,19 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
         return None, problems
     if not isinstance(data, LocatedMap):
         return None, [Problem(Location(display, 1, 1), "E103", f"expected a mapping of options; got {type(data).__name__}")]
+    misspelled = set()
     for key in data:
         if key not in OPTIONS:
-            problems.append(Problem(data.key_locs[key], "E104", f"unknown key '{key}'; expected one of {', '.join(OPTIONS)}"))
+            meant = close_key(key, OPTIONS, data)
+            hint = f"did you mean '{meant}'? " if meant else ""
+            misspelled.add(meant)
+            problems.append(
+                Problem(data.key_locs[key], "E104", f"unknown key '{key}'; {hint}expected one of {', '.join(OPTIONS)}")
+            )
     for key, (required, _doc) in OPTIONS.items():
         if required and key not in data:
-            problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
+            if key not in misspelled:  # else E104 already says "did you mean"
+                problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
         elif key in data and key != "variants" and not isinstance(data[key], str):
             problems.append(
                 Problem(data.value_locs[key], "E106", f"'{key}': expected text; got {type(data[key]).__name__} {data[key]!r}")
@@ -83,6 +96,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     if "variants" in data:
         variants, variant_problems = parse_variants(data["variants"], data.value_locs["variants"], data["name"].strip())
         problems += variant_problems
+    description_html, warnings = _description_html(data, problems)
     if problems:
         return None, problems
     return (
@@ -94,6 +108,25 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
             output=output,
             location=Location(display, 1, 1),
             variants=variants,
+            description_html=description_html,
         ),
-        [],
+        warnings,
     )
+
+
+def _description_html(data: LocatedMap, problems: list[Problem]) -> tuple[str | None, list[Problem]]:
+    """The sanitized `description_html` (None if not given) and a warning for what sanitizing removed."""
+    if "description_html" not in data:
+        return None, []
+    where = data.value_locs["description_html"]
+    if "description" in data:
+        problems.append(Problem(where, "E290", "give 'description' (Markdown) or 'description_html' (HTML as written), not both"))
+        return None, []
+    text, removed = sanitize_html(data["description_html"])
+    if not removed:
+        return text, []
+    return text, [
+        Problem(
+            where, "E291", f"'description_html' lost {', '.join(removed)} to sanitizing (the package has the rest)", "warning"
+        )
+    ]

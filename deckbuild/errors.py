@@ -15,6 +15,7 @@ and the CLI turns them into `path:line:col: CODE message` lines and an exit stat
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -44,6 +45,9 @@ class Problem:
     code: str
     message: str
     severity: Severity = "error"
+    # The id of a card this problem made invalid (so it is left out of the deck): references
+    # to that card are not reported again as dangling (E110), since the card exists.
+    subject: str = ""
 
     def format(self) -> str:
         prefix = "" if self.severity == "error" else "warning: "
@@ -58,6 +62,13 @@ class Problem:
             "severity": self.severity,
             "message": self.message,
         }
+
+
+def close_key(key: str, allowed: Iterable[str], present: Iterable[str] = ()) -> str | None:
+    """The allowed key a misspelt one most likely meant (for "did you mean"), unless it is given too."""
+    given = set(present)
+    matches = difflib.get_close_matches(key, [k for k in allowed if k not in given], n=1, cutoff=0.75)
+    return matches[0] if matches else None
 
 
 class DeckbuildError(Exception):

@@ -42,6 +42,7 @@ class DeckConfig:
     output: str
     location: Location
     variants: tuple[Variant, ...] = ()
+    description_html: str | None = None  # shipped as written, without the version line (adopted decks)
 
     def variant(self, key: str) -> Variant | None:
         return next((v for v in self.variants if v.key == key), None)

@@ -254,7 +254,8 @@ def _plan(
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped, checked by content), and identity against what shipped.
-    problems += validate_cards(cards, cache)  # unchanged card files' facts come from the cache
+    invalid = {p.subject for p in card_problems if p.subject}
+    problems += validate_cards(cards, cache, invalid)  # unchanged card files' facts come from the cache
     problems += check_declared_cards(root, cards, declared)
     problems += template_media_problems(root, declared.values())
     shipped = (record.extra.get("media") or {}) if record is not None else {}
@@ -521,6 +522,8 @@ def _package(
     description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
+    if config.description_html is not None:  # as written: an import replaces the learner's description
+        description = config.description_html
     card_ords = cache.card_ords()
     data = write_package(
         out,

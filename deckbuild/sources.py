@@ -7,11 +7,13 @@ the whole deck (duplicate ids, references, media) live in validate.py.
 from __future__ import annotations
 
 import re
+import unicodedata
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN
-from deckbuild.errors import Location, Problem
+from deckbuild.errors import Location, Problem, close_key
 from deckbuild.layout import CARDS_DIR
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
@@ -52,7 +54,7 @@ DECLARED_KEYS = ("id", "notetype", "fields", "tags", "deck", "guid", "previous_i
 FILE_KEYS = ("deck", "cards")
 """The mapping form of a card file: {deck: <subdeck for all its cards>, cards: [...]}."""
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
-TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+TAG_RULE = "a tag Anki stores as written: no space, control character or '\"', no empty part between '::', Unicode NFC"
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
 # Longest text a field may hold.  Real answers are under 1,000 characters; Python-Markdown
 # is quadratic on some inputs (64 KB of `\\(` takes seconds), so a limit keeps builds fast.
@@ -245,9 +247,28 @@ def _card_from(item: Any, loc: Location, problems: list[Problem], default_deck: 
     if not isinstance(item, LocatedMap):
         problems.append(Problem(loc, "E103", f"expected a card (a mapping with id, question, answer, ...); got {_kind(item)}"))
         return None
+    before = len(problems)
+    misspelled: set[str] = set()  # keys the author meant, judged from unknown ones
     for key in item:
         if key not in CARD_KEYS:
-            problems.append(Problem(item.key_locs[key], "E104", f"unknown key '{key}'; expected one of {', '.join(CARD_KEYS)}"))
+            meant = close_key(key, CARD_KEYS, item)
+            hint = f"did you mean '{meant}'? " if meant else ""
+            if meant:
+                misspelled.add(meant)
+            problems.append(
+                Problem(item.key_locs[key], "E104", f"unknown key '{key}'; {hint}expected one of {', '.join(CARD_KEYS)}")
+            )
+    card = _checked_card(item, loc, problems, default_deck, misspelled)
+    card_id = item.get("id")
+    if card is None and isinstance(card_id, str) and CARD_ID_PATTERN.fullmatch(card_id):
+        # The card exists but is invalid: its problems name it, so references to it are not dangling.
+        problems[before:] = [replace(p, subject=card_id) if p.severity == "error" else p for p in problems[before:]]
+    return card
+
+
+def _checked_card(
+    item: LocatedMap, loc: Location, problems: list[Problem], default_deck: str, misspelled: set[str]
+) -> Card | None:
     card_id = item.get("id")
     if card_id is None:
         problems.append(Problem(loc, "E105", "card has no 'id'; every card needs a unique, stable id"))
@@ -291,6 +312,8 @@ def _card_from(item: Any, loc: Location, problems: list[Problem], default_deck: 
     }
     if kind == "qa":
         for key in ("question", "answer"):
+            if key in misspelled and key not in item:  # E104 already says "did you mean"
+                continue
             if not fields[key].strip() and isinstance(item.get(key), (str, type(None))):  # wrong type: E106
                 code = "E105" if key not in item else "E107"
                 problems.append(
@@ -326,16 +349,7 @@ def _card_from(item: Any, loc: Location, problems: list[Problem], default_deck: 
                     f"card '{card_id}': topic '{topic}': expected lower-case words joined by '::', like optimization::lr-schedule",
                 )
             )
-    tags = _word_list(item, "tags", problems)
-    for tag in tags:
-        if not TAG_PATTERN.fullmatch(tag):
-            problems.append(
-                Problem(
-                    item.value_locs["tags"],
-                    "E107",
-                    f"card '{card_id}': tag '{tag}': expected letters, digits, '_', '.', '-', '::' and no spaces",
-                )
-            )
+    tags = _tags(item, card_id, problems)
     related = _word_list(item, "related", problems)
     previous_ids = _word_list(item, "previous_ids", problems)
     for old in previous_ids:
@@ -417,8 +431,32 @@ def _deck_and_guid(
     return deck, str(guid)
 
 
-DECLARED_TAG = re.compile(r"^[^\s\x00-\x1f\x7f\"]+$")
-"""A tag on a card of a declared note type: any text Anki keeps as one tag (adopted tags stay as they were)."""
+_TAG_CHARACTERS = re.compile(r'^[^\s\x00-\x1f\x7f-\x9f"]+$')
+
+
+def tag_problem(tag: str) -> str | None:
+    """Why Anki would not store `tag` exactly as written (None: it does), so a shipped tag
+    is the tag learners have: Anki splits a tag at a space, drops control characters,
+    stores an empty part between '::' as 'blank' and a decomposed letter composed."""
+    if not _TAG_CHARACTERS.fullmatch(tag):
+        return "it holds a space, a control character or '\"'" if tag else "it is empty"
+    if "" in tag.split("::"):
+        return "it has an empty part between '::' (Anki would store it as 'blank')"
+    if unicodedata.normalize("NFC", tag) != tag:
+        return "it is not in Unicode NFC (Anki would store it composed)"
+    return None
+
+
+def _tags(item: LocatedMap, card_id: str, problems: list[Problem]) -> tuple[str, ...]:
+    """The card's tags: any tag Anki stores as written, on every kind of card."""
+    tags = _word_list(item, "tags", problems)
+    for tag in tags:
+        why = tag_problem(tag)
+        if why is not None:
+            problems.append(
+                Problem(item.value_locs["tags"], "E107", f"card '{card_id}': tag {tag!r}: expected {TAG_RULE}; {why}")
+            )
+    return tags
 
 
 def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list[Problem], default_deck: str) -> Card | None:
@@ -442,12 +480,7 @@ def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list
     note_fields, field_locations = parse_fields(item, card_id, problems)
     if "fields" not in item:
         problems.append(Problem(loc, "E105", f"card '{card_id}': missing required key 'fields' (field name -> text)"))
-    tags = _word_list(item, "tags", problems)
-    for tag in tags:
-        if not DECLARED_TAG.fullmatch(tag):
-            problems.append(
-                Problem(item.value_locs["tags"], "E107", f"card '{card_id}': tag {tag!r}: a tag has no spaces or quotes")
-            )
+    tags = _tags(item, card_id, problems)
     previous_ids = _word_list(item, "previous_ids", problems)
     for old in previous_ids:
         if not CARD_ID_PATTERN.fullmatch(old):

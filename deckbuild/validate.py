@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,8 +35,11 @@ class CardFacts:
     claims: tuple[tuple[tuple[str, ...], Location, int, str], ...] = ()  # (answer tokens, where, cN, body)
 
 
-def validate_cards(cards: Sequence[Card], store: FactStore | None = None) -> list[Problem]:
-    """Duplicate ids, dangling references, text, cloze and diagram rules for every card."""
+def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invalid: Collection[str] = ()) -> list[Problem]:
+    """Duplicate ids, dangling references, text, cloze and diagram rules for every card.
+
+    `invalid`: ids of cards left out for their own errors; a reference to one is not dangling.
+    """
     problems: list[Problem] = []
     first_seen: dict[str, Card] = {}
     for card in cards:
@@ -53,7 +56,7 @@ def validate_cards(cards: Sequence[Card], store: FactStore | None = None) -> lis
             first_seen[card.id] = card
     for card in cards:
         if card.related or card.duplicate_of or card.of or card.kind in ("formula", "fact"):
-            problems.extend(_check_references(card, first_seen))
+            problems.extend(_check_references(card, first_seen, invalid))
     deleted_by: dict[tuple[str, tuple[str, ...]], str] = {}
     for card, facts in zip(cards, _facts(cards, store), strict=True):
         problems.extend(facts.problems)
@@ -174,7 +177,7 @@ def _cloze_rules(card: Card) -> list[Problem]:
     return problems
 
 
-def _check_references(card: Card, by_id: dict[str, Card]) -> list[Problem]:
+def _check_references(card: Card, by_id: dict[str, Card], invalid: Collection[str] = ()) -> list[Problem]:
     problems = []
     for key, targets in (
         ("related", card.related),
@@ -185,6 +188,8 @@ def _check_references(card: Card, by_id: dict[str, Card]) -> list[Problem]:
             if target == card.id:
                 problems.append(Problem(card.where(key), "E110", f"card '{card.id}': '{key}' names the card itself"))
             elif target not in by_id:
+                if target in invalid:  # the card exists; its own errors are reported
+                    continue
                 problems.append(Problem(card.where(key), "E110", f"card '{card.id}': '{key}': no card with id '{target}'"))
             elif key == "of" and by_id[target].kind != "qa":
                 problems.append(

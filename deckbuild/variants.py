@@ -144,7 +144,7 @@ def _parse_entry(
 def _parse_include(
     label: str, include: Any, where: Location
 ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], dict[str, Location], list[Problem]]:
-    from deckbuild.sources import TAG_PATTERN, TOPIC_PATTERN
+    from deckbuild.sources import TAG_RULE, TOPIC_PATTERN, tag_problem
     from deckbuild.yamlload import LocatedList, LocatedMap
 
     if not isinstance(include, LocatedMap) or not include:
@@ -180,8 +180,8 @@ def _parse_include(
                 why = f"expected one of {', '.join(KINDS)} or a declared note type's key"
             elif criterion == "topics" and not TOPIC_PATTERN.fullmatch(text):
                 why = "expected a topic like optimization or optimization::lr-schedule"
-            elif criterion == "tags" and not TAG_PATTERN.fullmatch(text):
-                why = "expected an Anki tag (letters, digits, '_', '.', ':', '-'; no spaces)"
+            elif criterion == "tags" and tag_problem(text) is not None:
+                why = f"expected {TAG_RULE}"
             elif criterion == "decks" and (not text.strip() or any(not p.strip() for p in text.split("::"))):
                 why = "expected a deck name like Verbs or Verbs::Irregular"
             else:
@@ -394,7 +394,7 @@ def variant_media(notes: Sequence[StampedNote], media: Sequence[MediaFile]) -> l
     for stamped in notes:
         if not stamped.note.media:  # declared notes' fields and retired notes name their files in the HTML
             named.update(name for field in stamped.note.fields for name in referenced(field))
-    # `_` files belong to the templates (every note type ships in every package).
+    # `_` files belong to the templates: every one ships, as the notes' templates may name it.
     return [m for m in media if m.name in named or m.name.startswith("_")]
 
 
@@ -414,7 +414,8 @@ def package(
     config = source.config
     notes = [s for s in stamped if s.note.card_id in chosen]
     text = config.description if variant.description is None else variant.description
-    description = markdown_html(text) + f"<p>Version {plain(variant.version)}</p>"
+    full = config.description_html if variant.description is None and config.description_html is not None else None
+    description = (markdown_html(text) if full is None else full) + f"<p>Version {plain(variant.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
     files = variant_media(notes, media)

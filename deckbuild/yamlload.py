@@ -141,6 +141,16 @@ def _is_nesting_limit(exc: yaml.MarkedYAMLError) -> bool:
     return "nesting depth" in (exc.problem or "")
 
 
+def _brace_hint(text: str, loc: Location) -> str:
+    """The fix when the mapping used as a key is the `{{` of an unquoted cloze value."""
+    lines = text.splitlines()
+    line = lines[loc.line - 1] if 0 < loc.line <= len(lines) else ""
+    start = max(loc.col - 2, 0)
+    if "{{" not in line[start : loc.col + 1]:
+        return ""
+    return "; a value that starts with '{{' is read as a YAML mapping: quote the whole value, e.g. fact: '{{c1::...}} ...'"
+
+
 def _build_from_events(text: str, display: str, problems: list[Problem], loader_class: type) -> Any:
     """Build values from the parser's event stream.
 
@@ -169,7 +179,7 @@ def _build_from_events(text: str, display: str, problems: list[Problem], loader_
         key_slot = pending_key[-1]
         if key_slot is None:
             if isinstance(value, (LocatedList, LocatedMap)):
-                raise _Abort(Problem(loc, "E106", "a mapping key must be a plain word"))
+                raise _Abort(Problem(loc, "E106", "a mapping key must be a plain word" + _brace_hint(text, loc)))
             pending_key[-1] = (str(value), loc)
             return
         key, key_loc = key_slot

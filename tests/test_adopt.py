@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -42,9 +44,23 @@ def tree(root: Path) -> dict[str, str]:
     return out
 
 
+# A deck description as real ones are: long HTML of links and credits (Ultimate Geography's has 2,159 characters).
+LONG_DESCRIPTION = (
+    '<div style="text-align: center;"><b>Lang</b>: words and their readings.</div>\n'
+    + "".join(
+        f'<p>Part {n}: maintained on <a href="https://example.org/lang/{n}">example.org/lang/{n}</a> &amp; '
+        f"credits to contributor&nbsp;{n} (<i>CC BY 4.0</i>), &lt;see&gt; the changelog.</p>\n"
+        for n in range(16)
+    )
+    + "<ul><li>Report mistakes</li><li>Suggest cards</li></ul>"
+)
+PLUS_TAG = "UG::Oceans+Seas"
+
+
 def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     """Basic, Basic (and reversed), Cloze and a four-field type with a conditional template;
-    subdecks, tags, an image; four cards reviewed."""
+    subdecks, tags (one with '+'), an image, a long HTML description and its own options preset;
+    four cards reviewed."""
     from ankiutil import new_collection
 
     col = new_collection(folder)
@@ -63,6 +79,14 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
     vocab["css"] += '\n.vocab { color: #226; }\n@font-face { font-family: v; src: url("_vocab.woff"); }\n'
     models.add(vocab)
     root = col.decks.id("Lang")
+    lang = col.decks.get(root)
+    lang["desc"] = LONG_DESCRIPTION
+    preset = col.decks.add_config_returning_id("Lang preset")
+    lang["conf"] = preset
+    col.decks.save(lang)
+    options = col.decks.get_config(preset)
+    options["new"]["perDay"] = 7
+    col.decks.update_config(options)
     verbs = col.decks.id("Lang::Verbs")
     nouns = col.decks.id("Lang::Nouns")
     (Path(col.media.dir()) / "cat.png").write_bytes(IMAGE)
@@ -76,7 +100,7 @@ def make_collection(folder: Path, *, hostile: bool = False) -> Any:
         note.tags = tags
         col.add_note(note, deck)
 
-    add("Basic", root, {"Front": "What is 2+2?", "Back": "4"}, ["math"])
+    add("Basic", root, {"Front": "What is 2+2?", "Back": "4"}, ["math", PLUS_TAG])
     add("Basic", nouns, {"Front": "Cat", "Back": '<img src="cat.png">'}, ["animal", "has::image"])
     add("Basic (and reversed card)", verbs, {"Front": "taberu", "Back": "to eat <b>food</b>"}, ["verb"])
     add("Cloze", root, {"Text": "The capital of France is {{c1::Paris}}, of Italy {{c2::Rome}}.", "Back Extra": ""}, [])
@@ -424,8 +448,17 @@ def crowdanki_folder(folder: Path) -> Path:
 
 def test_adopt_a_crowdanki_folder(tmp_path: Path) -> None:
     source = crowdanki_folder(tmp_path / "Geo")
+    deck = json.loads((source / "deck.json").read_text())
+    # Anki would store the first two as written; a tool that wrote deck.json by hand, the last two
+    # not (a space splits a tag, an empty part becomes 'blank').
+    deck["notes"][0]["tags"] = ["europe", PLUS_TAG, "two words", "geo::"]
+    (source / "deck.json").write_text(json.dumps(deck))
     result, project = adopt_into(source, tmp_path)
     assert result.returncode == 0, result.stderr
+    assert _cards(project / "cards/main.yaml")[0]["tags"] == ["europe", PLUS_TAG]
+    assert "tag 'two words' dropped: it holds a space, a control character or '\"'; expected a tag Anki" in result.stderr
+    assert "tag 'geo::' dropped: it has an empty part between '::'" in result.stderr
+    assert result.stderr.count("E261 warning") == 2
     assert yaml.safe_load((project / "deck.yaml").read_text())["name"] == "Geo"
     assert [p.name for p in (project / "notetypes").iterdir()] == ["country"]  # only the note types notes use
     assert _cards(project / "cards/main.yaml")[0]["guid"] == "g-france"
@@ -502,6 +535,20 @@ def _scheduling(col: Any) -> tuple[list[tuple[int, ...]], int]:
     return [tuple(row) for row in cards], col.db.scalar("select count() from revlog")
 
 
+def _notes(col: Any) -> dict[int, tuple[list[str], list[str], int]]:
+    """Every note's fields, tags and mod, by note id."""
+    return {nid: (note.fields, sorted(note.tags), note.mod) for nid in col.find_notes("") for note in [col.get_note(nid)]}
+
+
+def _decks(col: Any) -> dict[str, tuple[str, int, bool]]:
+    """Every deck's description, options preset and Markdown flag, by name."""
+    out = {}
+    for entry in col.decks.all_names_and_ids():
+        deck = col.decks.get(entry.id)
+        out[entry.name] = (deck["desc"], deck.get("conf", 0), bool(deck.get("md", False)))
+    return out
+
+
 def _build(project: Path) -> Path:
     """`deckbuild build` in the project (it must succeed); the package it wrote."""
     build = deckbuild("build", "-C", str(project))
@@ -532,15 +579,30 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
     try:
         source = export(col, tmp_path / "deck.apkg", legacy=legacy)
         before = _scheduling(col)
-        notes_before = {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")}
+        notes_before = _notes(col)
+        decks_before = _decks(col)
     finally:
         col.close()
     assert before[1] == 4  # four cards reviewed
+    assert any(PLUS_TAG in tags for _fields, tags, _mod in notes_before.values())
+    assert decks_before["Lang"][0] == LONG_DESCRIPTION and len(LONG_DESCRIPTION) > 2000
     project = tmp_path / "project"
     result = deckbuild("adopt", str(source), str(project))
     assert result.returncode == 0, result.stderr
+    assert "E261" not in result.stderr  # every tag kept
     assert (project / "deckbuild.lock").is_file()
     package = _build(project)
+    with zipfile.ZipFile(package) as archive, tempfile.TemporaryDirectory() as tmp:
+        archive.extract("collection.anki2", tmp)
+        with sqlite3.connect(Path(tmp) / "collection.anki2") as db:
+            (models,) = db.execute("select models from col").fetchone()
+        db.close()
+    assert sorted(m["name"] for m in json.loads(models).values()) == [  # no unused built-in note type
+        "Basic",
+        "Basic (and reversed card)",
+        "Cloze",
+        "Vocab",
+    ]
 
     col = Collection(str(tmp_path / "anki" / "collection.anki2"))
     try:
@@ -550,7 +612,12 @@ def test_round_trip_into_the_original_collection(tmp_path: Path, legacy: bool) -
         # every note but the one Anki made no card of (adopt leaves it out, E267)
         assert len(log.duplicate) == log.found_notes == len(notes_before) - 1 == 11
         assert _scheduling(col) == before
-        assert {nid: (col.get_note(nid).fields, col.get_note(nid).mod) for nid in col.find_notes("")} == notes_before
+        assert _notes(col) == notes_before  # fields, tags and mods
+        assert _decks(col) == decks_before  # descriptions and options presets
+        assert col.decks.get_config(decks_before["Lang"][1])["new"]["perDay"] == 7
+        presets = sorted(col.decks.all_config(), key=lambda c: c["id"])
+        import_package(col, package, with_deck_configs=True)  # "Import any deck presets" changes none either
+        assert sorted(col.decks.all_config(), key=lambda c: c["id"]) == presets and _decks(col) == decks_before
         assert not any(m["name"].endswith("+") for m in col.models.all())  # no duplicate note type
     finally:
         col.close()
@@ -663,5 +730,34 @@ def test_the_shipped_deck_round_trips_through_anki_and_adopt(shipped_project: Pa
         log = import_package(col, next((tmp_path / "adopted" / "dist").glob("*.apkg")))
         assert (len(log.new), len(log.updated), len(log.conflicting), len(log.duplicate)) == (0, 0, 0, notes)
         assert col.db.scalar("select count() from revlog") == reviews > 0
+    finally:
+        col.close()
+
+
+def test_a_markdown_or_scripted_description_is_named(tmp_path: Path) -> None:
+    """What the first import would change in the deck's description is said, never silent."""
+    col = make_collection(tmp_path / "anki")
+    try:
+        lang = col.decks.get(col.decks.id_for_name("Lang"))
+        lang["desc"] = "Some **bold** words<script>alert(1)</script>"
+        lang["md"] = True
+        col.decks.save(lang)
+        source = export(col, tmp_path / "deck.apkg", legacy=False)
+    finally:
+        col.close()
+    result, project = adopt_into(source, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"{source}: E297 warning: Anki shows the deck's description as Markdown" in result.stderr
+    assert f"{source}: E291 warning: the deck's description holds <script>, which the build removes" in result.stderr
+    assert yaml.safe_load((project / "deck.yaml").read_text())["description_html"] == lang["desc"]
+    from anki.collection import Collection
+    from ankiutil import import_package
+
+    package = _build(project)
+    col = Collection(str(tmp_path / "anki" / "collection.anki2"))
+    try:
+        import_package(col, package)
+        after = col.decks.get(col.decks.id_for_name("Lang"))
+        assert (after["desc"], after.get("md", False)) == ("Some **bold** words", False)  # what the two warnings say
     finally:
         col.close()

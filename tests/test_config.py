@@ -44,7 +44,7 @@ def test_a_valid_deck_yaml(tmp_path: Path) -> None:
     [
         (
             "name: D\nnamespace: d\nversion: 1.0.0\noutpt: build\n",
-            [f"deck.yaml:4:1: E104 unknown key 'outpt'; expected one of {', '.join(OPTIONS)}"],
+            [f"deck.yaml:4:1: E104 unknown key 'outpt'; did you mean 'output'? expected one of {', '.join(OPTIONS)}"],
         ),
         (
             "name: D\nversion: 1.0.0\n",

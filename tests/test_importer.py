@@ -194,20 +194,18 @@ def test_links(imported: Path) -> None:
 
 
 def test_shipped_cards_are_what_the_importer_writes(project: Path) -> None:
-    """Re-importing the seeds into the repo's cards/ touches only what the seed owns.
+    """Re-importing the seeds into the repo's cards/ changes nothing there.
 
-    Curated gists (`answer`) differ from the seed on purpose and are never rewritten; the
-    importer refreshes `details` (the seed's full answer), and nothing else.
+    Curated gists and details differ from the seed on purpose and are never rewritten, so
+    the curated deck is a fixed point of `deckbuild import seeds/*.txt`.
     """
     shutil.rmtree(project / "cards")
     shutil.copytree(REPO / "cards", project / "cards")
-    before = {c["id"]: c for c in _cards(project)}
-    import_seeds(project, _seeds(project))
-    after = {c["id"]: c for c in _cards(project)}
-    assert set(after) == set(before)
-    for card_id, card in after.items():
-        old = {k: v for k, v in before[card_id].items() if k != "details"}
-        assert {k: v for k, v in card.items() if k != "details"} == old, card_id
+    before = _snapshot(project)
+    report = import_seeds(project, _seeds(project))
+    assert _snapshot(project) == before
+    assert not report.updated and not report.added and not report.written
+    assert not report.warnings
 
 
 # --- re-import -------------------------------------------------------------------------
@@ -297,8 +295,11 @@ def test_modified_seed_reimport(project: Path) -> None:
     assert cards["label-noise"]["topics"] == ["uncategorized::new"]
 
     schedule = cards["use-learning-rate-schedule"]
-    assert "large language models" in schedule["details"]  # the seed owns the details
     assert "large language models" not in schedule["answer"]  # the gist is never rewritten
+    assert "large language models" not in schedule.get("details", "")  # nor are the details
+    assert schedule["origin"]["details_sha"] != schedule["origin"]["answer_sha"]
+    (changed,) = [w for w in report.warnings if "'use-learning-rate-schedule'" in w]
+    assert "large language models" in changed and "delete origin.details_sha" in changed
     assert schedule["topics"] == [
         "optimization::lr-schedule",
         "stability::initialization",
@@ -316,6 +317,7 @@ def test_modified_seed_reimport(project: Path) -> None:
     again = import_seeds(project, _seeds(project))
     assert _snapshot(project) == before and not again.added and not again.updated
     assert again.missing == ["early-stopping-configure"]
+    assert any("'use-learning-rate-schedule'" in w for w in again.warnings)  # until reviewed
 
 
 def test_bank_answer_edit_updates_text_only(project: Path) -> None:
@@ -337,7 +339,7 @@ def test_bank_answer_edit_updates_text_only(project: Path) -> None:
     report = import_seeds(project, _seeds(project))
     assert report.updated == [card_id]
     card = next(c for c in _cards(project) if c["id"] == card_id)
-    assert card["details"].startswith("Define the schedule in the units the implementation uses")
+    assert card["details"].startswith("Define the schedule in the same units used by the implementation")
     assert card["answer"].startswith("Define the schedule in the same units used by the implementation")
     assert card["related"] == ["learning-rate-scale-batch"]
     assert card["topics"] == ["optimization::sgd"]
@@ -461,14 +463,17 @@ def test_same_seed_twice_is_refused(project: Path) -> None:
     assert _snapshot(project) == before
 
 
-def test_reimport_refreshes_details_and_keeps_a_curated_gist(project: Path) -> None:
-    """Issue 12: a gist rewritten by a curator survives a seed edit; the details follow the seed."""
+def test_reimport_keeps_curated_details_and_reports_the_seed_change(project: Path) -> None:
+    """Issue 30: curated gist and details survive a seed edit; the edit is reported until reviewed."""
     card_id = "learning-rate-warmup-decay"
     gist = "Ramp the LR up over the first steps, then decay it; count both in optimizer updates.\n"
-    _edit_card(project, card_id, answer=gist)
+    details = "Warmup avoids early divergence; the decay is counted in optimizer updates.\n"
+    _edit_card(project, card_id, answer=gist, details=details)
+    sha_before = next(c for c in _cards(project) if c["id"] == card_id)["origin"]["answer_sha"]
     bank = project / "seeds" / BANK_NAME
+    seed_text = bank.read_text(encoding="utf-8")
     bank.write_text(
-        bank.read_text(encoding="utf-8").replace(
+        seed_text.replace(
             "Define the schedule in the same units used by the implementation",
             "Always define the schedule in the units the implementation counts",
         ),
@@ -477,11 +482,37 @@ def test_reimport_refreshes_details_and_keeps_a_curated_gist(project: Path) -> N
     report = import_seeds(project, _seeds(project))
     assert report.updated == [card_id]
     card = next(c for c in _cards(project) if c["id"] == card_id)
-    assert card["answer"] == gist
-    assert card["details"].startswith("Always define the schedule in the units the implementation counts")
-    assert "same units used by" not in card["details"]
-    # a second import is a fixed point
-    assert not import_seeds(project, _seeds(project)).updated
+    assert (card["answer"], card["details"]) == (gist, details)
+    assert card["origin"]["details_sha"] == sha_before != card["origin"]["answer_sha"]
+    (warning,) = report.warnings
+    assert warning.startswith(f"{card['source']}: the seed answer changed since card '{card_id}' was curated")
+    assert "«Always define the schedule in the units the implementation counts" in warning
+    assert f"warning: {warning}\n" in (REPO / "docs" / "import.md").read_text(encoding="utf-8")  # its example
+
+    # not reviewed yet: the next import changes nothing and reports it again
+    before = _snapshot(project)
+    again = import_seeds(project, _seeds(project))
+    assert _snapshot(project) == before and not again.updated and again.warnings == [warning]
+
+    # reviewed: the curator deletes origin.details_sha, and the card is quiet from then on
+    origin = {k: v for k, v in card["origin"].items() if k != "details_sha"}
+    _edit_card(project, card_id, origin=origin)
+    reviewed = import_seeds(project, _seeds(project))
+    assert not reviewed.warnings and not reviewed.updated
+
+
+def test_a_seed_edit_undone_before_review_needs_no_review(project: Path) -> None:
+    """The seed back at the text the card was curated against: origin.details_sha goes away."""
+    card_id = "learning-rate-warmup-decay"
+    bank = project / "seeds" / BANK_NAME
+    seed_text = bank.read_text(encoding="utf-8")
+    before = _snapshot(project)
+    bank.write_text(seed_text.replace("same units used by", "units of"), encoding="utf-8")
+    assert import_seeds(project, _seeds(project)).updated == [card_id]
+    bank.write_text(seed_text, encoding="utf-8")
+    undone = import_seeds(project, _seeds(project))
+    assert undone.updated == [card_id] and not undone.warnings
+    assert _snapshot(project) == before
 
 
 def test_literal_brackets_in_a_seed_render_as_brackets(project: Path) -> None:

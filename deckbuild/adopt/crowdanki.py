@@ -41,7 +41,9 @@ def read_crowdanki(folder: Path) -> SourceDeck:
     root = _mapping(data, "the deck", where)
     notetypes: dict[str, SourceNotetype] = {}
     notes: list[SourceNote] = []
-    _walk(root, "", notetypes, notes, where, 0)
+    descriptions: dict[str, str] = {}
+    markdown: set[str] = set()
+    _walk(root, "", notetypes, notes, (descriptions, markdown), where, 0)
     media: dict[str, bytes] = {}
     total = 0
     for note in notes:
@@ -66,7 +68,7 @@ def read_crowdanki(folder: Path) -> SourceDeck:
                     if data_bytes is not None:
                         media[name] = data_bytes
     refuse_files(media, where)  # checked as a build checks them: none ships unless all pass
-    return SourceDeck(str(folder), tuple(notetypes.values()), tuple(notes), media)
+    return SourceDeck(str(folder), tuple(notetypes.values()), tuple(notes), media, descriptions, frozenset(markdown))
 
 
 def _walk(
@@ -74,6 +76,7 @@ def _walk(
     parent: str,
     notetypes: dict[str, SourceNotetype],
     notes: list[SourceNote],
+    descriptions: tuple[dict[str, str], set[str]],  # each deck's description; the decks whose one is Markdown
     where: Location,
     depth: int,
 ) -> None:
@@ -82,6 +85,9 @@ def _walk(
     name = _text(deck.get("name"), "a deck's name", where)
     # Older exports give a child its full name, newer ones only its own part.
     full = name if not parent or name.startswith(parent + "::") else f"{parent}::{name}"
+    descriptions[0][full] = _text(deck.get("desc", ""), f"deck {full!r}: desc", where)
+    if deck.get("md") is True:
+        descriptions[1].add(full)
     for model in _list(deck.get("note_models", []), "note_models", where):
         notetype = _notetype(_mapping(model, "a note model", where), where)
         notetypes[notetype.key] = notetype
@@ -100,7 +106,7 @@ def _walk(
         tags = tuple(_text(t, "a tag", where) for t in _list(note.get("tags", []), "tags", where))
         notes.append(SourceNote(guid, model_key, fields, tags, full, None, f"deck {full!r} note {index + 1} (guid {guid})"))
     for child in _list(deck.get("children", []), "children", where):
-        _walk(_mapping(child, "a child deck", where), full, notetypes, notes, where, depth + 1)
+        _walk(_mapping(child, "a child deck", where), full, notetypes, notes, descriptions, where, depth + 1)
 
 
 def _notetype(model: dict[str, Any], where: Location) -> SourceNotetype:

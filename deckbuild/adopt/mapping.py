@@ -16,17 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from anyascii import anyascii
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import media_references
-from deckbuild.apkg.ids import CARD_ID_PATTERN, slugify
+from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import LocatedError, Location, Problem
 from deckbuild.layout import CONFIG_FILE
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
-from deckbuild.notetypes.sanitize import escape_bare_ampersands
-from deckbuild.sources import TAG_PATTERN
+from deckbuild.notetypes.sanitize import escape_bare_ampersands, sanitize_html
+from deckbuild.sources import TAG_RULE, tag_problem
 
 FIRST_VERSION = "1.0.0"
 MAX_ID = 48
@@ -91,14 +92,7 @@ def map_deck(
     warnings: list[Problem] = []
     deck_name = _common_deck(deck.notes)
     files: dict[str, bytes] = {}
-    files[CONFIG_FILE] = _dump(
-        {
-            "name": deck_name,
-            "namespace": _namespace(deck_name),
-            "version": FIRST_VERSION,
-            "description": f"Adopted from {_basename(deck.source)} with `deckbuild adopt`.",
-        }
-    )
+    files[CONFIG_FILE] = _dump(_config(deck, deck_name, warnings))
     by_key = {nt.key: nt for nt in deck.notetypes}
     used_ids: set[str] = set()
     by_file: dict[str, list[tuple[str, dict[str, Any], list[str]]]] = {}
@@ -170,16 +164,12 @@ def map_deck(
         entry["fields"] = values
         tags = []
         for tag in note.tags:
-            if TAG_PATTERN.fullmatch(tag):
+            why = tag_problem(tag)
+            if why is None:
                 tags.append(tag)
             else:
                 warnings.append(
-                    Problem(
-                        where,
-                        "E261",
-                        f"{note.where}: tag {tag!r} dropped: deckbuild tags are letters, digits, '_', '.', '-', '::' without spaces",
-                        "warning",
-                    )
+                    Problem(where, "E261", f"{note.where}: tag {tag!r} dropped: {why}; expected {TAG_RULE}", "warning")
                 )
         if tags:
             entry["tags"] = tags
@@ -227,6 +217,39 @@ def map_deck(
     return Adopted(files, cards, deck_name, keys, warnings)
 
 
+def _config(deck: SourceDeck, deck_name: str, warnings: list[Problem]) -> dict[str, str]:
+    """deck.yaml: the deck's own description kept as written, since every import replaces the learner's with the package's."""
+    config = {"name": deck_name, "namespace": _namespace(deck_name), "version": FIRST_VERSION}
+    description = deck.descriptions.get(deck_name)
+    if description is None:  # a parent adopt made for several top-level decks: a new deck
+        config["description"] = f"Adopted from {_basename(deck.source)} with `deckbuild adopt`."
+        return config
+    config["description_html"] = description
+    if deck_name in deck.markdown_descriptions:
+        warnings.append(
+            Problem(
+                Location(deck.source),
+                "E297",
+                "Anki shows the deck's description as Markdown (its deck option 'md'); a deckbuild package ships "
+                "HTML, so the first import makes learners see the Markdown as written (`**bold**`); write it as HTML "
+                "in deck.yaml's description_html",
+                "warning",
+            )
+        )
+    _sanitized, removed = sanitize_html(description)
+    if removed:
+        warnings.append(
+            Problem(
+                Location(deck.source),
+                "E291",
+                f"the deck's description holds {', '.join(removed)}, which the build removes: the first import "
+                "replaces the learner's description with the rest",
+                "warning",
+            )
+        )
+    return config
+
+
 def _shape(notetype: SourceNotetype) -> tuple[list[list[tpl.Node]], frozenset[str]]:
     """The note type's parsed fronts and the fields a cloze type shows through {{cloze:...}}."""
     fronts = [tpl.parse(t.front).nodes for t in notetype.templates]
@@ -259,7 +282,7 @@ def _relative_deck(full: str, deck_name: str) -> str:
 def _card_file(relative: str, subdecks: dict[str, str]) -> str:
     if relative in subdecks:
         return subdecks[relative]
-    base = "--".join(slugify(part) for part in relative.split("::")) if relative else "main"
+    base = "--".join(readable_slug(part) or "deck" for part in relative.split("::")) if relative else "main"
     name, n = f"cards/{base}.yaml", 1
     while name in subdecks.values():
         n += 1
@@ -284,7 +307,7 @@ def _notetype_keys(notetypes: Sequence[SourceNotetype]) -> dict[str, str]:
     keys: dict[str, str] = {}
     taken: set[str] = set()
     for notetype in notetypes:
-        base = slugify(notetype.name)
+        base = readable_slug(notetype.name) or "deck"
         if base in RESERVED_KEYS:
             base += "-type"
         key, n = base, 1
@@ -302,7 +325,7 @@ def _notetype_files(key: str, notetype: SourceNotetype) -> dict[str, bytes]:
     templates = []
     used: set[str] = set()
     for template in notetype.templates:
-        base, n = slugify(template.name), 1
+        base, n = readable_slug(template.name) or "deck", 1
         stem = base
         while stem in used:
             n += 1
@@ -337,7 +360,7 @@ def _card_id(note: SourceNote, used: set[str]) -> str:
     """A readable, unique id from the note's first field (the GUID keeps its identity)."""
     text = re.sub(r"<[^>]*>", " ", note.fields[0] if note.fields else "")
     text = re.sub(r"\[sound:[^\]]*\]|\{\{c\d+::|\}\}", " ", html.unescape(text))
-    slug = slugify(text) if slugify(text) != "deck" else "note"
+    slug = readable_slug(text) or "note"
     if len(slug) > MAX_ID:
         slug = slug[:MAX_ID].rsplit("-", 1)[0] or slug[:MAX_ID]
     card_id, n = slug, 1
@@ -348,8 +371,14 @@ def _card_id(note: SourceNote, used: set[str]) -> str:
     return card_id
 
 
+def readable_slug(text: str) -> str:
+    """Lower-case ASCII words joined by '-' from text in any script: Cyrillic, Hebrew, Greek or
+    Han text is transliterated first (anyascii), so ids stay readable; '' when nothing is left."""
+    return "-".join(re.findall(r"[a-z0-9]+", anyascii(text).lower()))
+
+
 def _namespace(deck_name: str) -> str:
-    return slugify(deck_name)[:63].strip("-._") or "adopted"
+    return readable_slug(deck_name)[:63].strip("-._") or "adopted"
 
 
 def _basename(source: str) -> str:

@@ -53,3 +53,5 @@ class SourceDeck:
     notetypes: tuple[SourceNotetype, ...]
     notes: tuple[SourceNote, ...]
     media: Mapping[str, bytes] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)  # deck name -> its description (HTML)
+    markdown_descriptions: frozenset[str] = frozenset()  # decks whose description Anki renders as Markdown

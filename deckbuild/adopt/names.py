@@ -10,7 +10,9 @@ import re
 # `[sound:...]`.  Remote references are not media of the deck (the build removes them).
 _SRC = re.compile(r"""<[a-zA-Z][^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
 _SOUND = re.compile(r"\[sound:([^\]]+)\]")
-_REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")  # http:, https:, data:, javascript:, file:, ...
+_REMOTE = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")  # http:, https:, data:, javascript:, file:, //host/...
+# What the build removes with its content (notetypes/sanitize.py): names inside it are no media of the card.
+_REMOVED = re.compile(r"<(script|style)\b.*?(?:</\1\s*>|$)", re.IGNORECASE | re.DOTALL)
 _UNSTORABLE = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
 _RESERVED = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$", re.IGNORECASE)
 MAX_NAME = 255
@@ -19,6 +21,7 @@ MAX_NAME = 255
 def media_references(field_html: str) -> list[str]:
     """The local media file names a field names, in order, without duplicates."""
     found: list[str] = []
+    field_html = _REMOVED.sub(" ", field_html)
     for match in _SRC.finditer(field_html):
         name = html.unescape(next(g for g in match.groups() if g is not None)).strip()
         if name and not _REMOTE.match(name) and name not in found:

@@ -214,7 +214,20 @@ def _import(col: Any, package: Path, where: Location) -> None:
     col.models._clear_cache()
 
 
-def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
+@contextmanager
+def imported(path: Path) -> Iterator[Any]:
+    """A private collection holding the package's notes, checked and imported as read_package does."""
+    where = Location(str(path))
+    with tempfile.TemporaryDirectory(prefix="deckbuild-adopt-") as tmp:
+        clean = Path(tmp) / "package.apkg"
+        _checked_copy(path, clean, where)
+        with _private_collection(Path(tmp) / "collection") as col:
+            _import(col, clean, where)
+            yield col
+
+
+def read_notetypes(col: Any) -> list[SourceNotetype]:
+    """Every note type of a collection, with Anki's ids and mod (the placeholder adopt adds left out)."""
     notetypes = []
     for entry in col.models.all_names_and_ids():
         data = col.models.get(entry.id)
@@ -235,6 +248,11 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
                 sort_field=int(data.get("sortf", 0) or 0),
             )
         )
+    return notetypes
+
+
+def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
+    notetypes = read_notetypes(col)
     # A note's deck is that of its first card (Anki leaves an existing card where it is).
     decks: dict[int, str] = {}
     for nid, did in col.db.all("select nid, did from cards order by nid, ord"):
@@ -257,7 +275,10 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
                 if unsafe_media_name(name) is None and (media_dir / name).is_file():
                     media.setdefault(name, (media_dir / name).read_bytes())
     refuse_files(media, where)  # checked as a build checks them: none ships unless all pass
-    return SourceDeck(source, tuple(notetypes), tuple(notes), media)
+    decks_data = {entry.name: col.decks.get(entry.id) for entry in col.decks.all_names_and_ids()}
+    descriptions = {name: str(data["desc"]) for name, data in decks_data.items()}
+    markdown = frozenset(name for name, data in decks_data.items() if data.get("md") is True)
+    return SourceDeck(source, tuple(notetypes), tuple(notes), media, descriptions, markdown)
 
 
 def _collect_media(text: str, media_dir: Path, media: dict[str, bytes], where: Location, note: str) -> None:

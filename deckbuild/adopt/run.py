@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.adopt.model import SourceDeck
-from deckbuild.errors import LocatedError, Location, Problem
+from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,13 @@ def read_source(source: Path) -> SourceDeck:
     return read_package(source)
 
 
-def adopt(source: Path, target: Path) -> AdoptResult:
-    """Make a deckbuild project in `target` from the deck in `source`; nothing written on failure."""
+def adopt(source: Path, target: Path, ids_from: Path | None = None) -> AdoptResult:
+    """Make a deckbuild project in `target` from the deck in `source`; nothing written on failure.
+
+    `ids_from`: an .apkg or collection that has the deck, whose note-type ids learners'
+    collections share (ids_from.py); without it a CrowdAnki source gets a warning (E296).
+    """
+    from deckbuild.adopt.ids_from import read_ids, take_ids
     from deckbuild.adopt.lock import finish
     from deckbuild.adopt.write import check_target, write_project
 
@@ -51,6 +56,23 @@ def adopt(source: Path, target: Path) -> AdoptResult:
     deck = read_source(source)
     if not deck.notes:
         raise LocatedError(Location(str(source)), "E259", "the deck holds no notes; nothing to adopt. Nothing was written")
+    found: list[Problem] = []
+    if ids_from is not None:
+        deck, found = take_ids(deck, read_ids(ids_from))
+        if any(p.severity == "error" for p in found):
+            raise ProjectInvalid(found)
+    elif source.is_dir():
+        found.append(
+            Problem(
+                Location(str(source)),
+                "E296",
+                "a CrowdAnki folder does not say which note-type ids learners' collections have, so the adopted note "
+                "types get new ones: learners who got this deck another way (CrowdAnki, AnkiWeb, a shared .apkg) will "
+                "see its notes as conflicting, never updated. To take them over, adopt again with --ids-from an .apkg "
+                "exported from a collection that has the deck",
+                "warning",
+            )
+        )
     adopted = finish(deck, target)
     write_project(target, adopted.files)
     return AdoptResult(
@@ -59,5 +81,5 @@ def adopt(source: Path, target: Path) -> AdoptResult:
         notetypes=len(adopted.notetype_keys),
         media=sum(1 for name in adopted.files if name.startswith("media/")),
         html_fields=sum(len(card.html_fields) for card in adopted.cards),
-        warnings=tuple(adopted.warnings),
+        warnings=(*found, *adopted.warnings),
     )

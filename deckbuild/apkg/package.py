@@ -197,8 +197,12 @@ def write_package(
     rules = {key: _CardRule(nt) for key, nt in notetypes.items() if nt.declared}
     deck_id = ids.deck_id(namespace, deck_name)
     deck = genanki.Deck(deck_id, deck_name, description=deck_description)
-    for model in models.values():
-        deck.add_model(model)  # ship every note type, even one no note uses yet
+    # Only the note types the notes use: an unused one would appear in every learner's
+    # collection (an adopted deck would bring deckbuild's two built-in ones).
+    used = {stamped.note.notetype for stamped in notes}
+    for key, model in models.items():
+        if key in used:
+            deck.add_model(model)
     # Subdecks by full name (Anki matches decks by name), each with its parents, in name order.
     deck_ids = {"": deck_id}
     decks = [deck]

@@ -1,8 +1,9 @@
 """`deckbuild import`: turn seed question banks into cards/*.yaml, and keep them in step.
 
-The importer owns only what came from a seed: question and answer text, `source` and the
-`origin` record.  Everything a person (or another tool) curated on a card - its id, topics,
-links, tags, extra keys such as `diagram:` - is kept on re-import.  Cards are matched to
+The importer owns only what came from a seed: a new card's text, `source` and the `origin`
+record.  Everything a person (or another tool) curated on a card - its gist and details, id,
+topics, links, tags, extra keys such as `diagram:` - is kept on re-import; a seed whose
+answer changed since the card was curated is reported instead of copied over the curation.  Cards are matched to
 seed questions through `origin.question` (exact, then fuzzy), never by position, so
 inserting, removing or lightly rewording a question keeps every id stable.
 """
@@ -28,13 +29,16 @@ from deckbuild.importer.cardfiles import (
 )
 from deckbuild.importer.curation import Curation, CurationEntry, load_curation
 from deckbuild.importer.matching import Slot, find_curation, match_questions, unique_id
-from deckbuild.importer.prose import answer_sha, code_pattern, details_for, render_answer, render_full
+from deckbuild.importer.prose import answer_sha, code_pattern, render_answer, render_full, split_sentences
 from deckbuild.importer.seeds import SeedDocument, SeedFormatError, SeedQuestion, normalize_ws, parse_seed
 from deckbuild.layout import CARDS_DIR
 from deckbuild.yamlload import parse_yaml, to_plain
 
 FALLBACK_TOPIC = "uncategorized::new"
 """Topic for a new seed question nobody curated yet (a warning asks for a real one)."""
+
+SHOWN_SENTENCES = 2
+"""A seed-change warning quotes at most this many of the seed's new sentences."""
 
 
 # --- the import --------------------------------------------------------------------------
@@ -166,6 +170,9 @@ def plan_import(
             old = dict(slot.card)
             old_origin = dict(slot.card["origin"])
             _update_card(slot.card, seed_q, curation, code)
+            warning = _seed_change_warning(slot.card, seed_q, curation, code)
+            if warning is not None:
+                report.warnings.append(warning)
             if slot.card != old or slot.card["origin"] != old_origin:
                 seed_report.updated.append(str(slot.card["id"]))
             else:
@@ -234,7 +241,7 @@ def _update_card(
     curation: Curation,
     code: re.Pattern[str] | None,
 ) -> None:
-    """Bring seed-owned text up to date; curated keys (id, topics, links...) stay as they are."""
+    """Follow the seed's question, source and answer hash; gist, details and every other curated key stay."""
     origin = card["origin"]
     if (
         normalize_ws(str(card.get("question", ""))) == normalize_ws(str(origin.get("question", "")))
@@ -242,17 +249,49 @@ def _update_card(
     ):
         card["question"] = seed_q.question  # not hand-edited: follow the seed's rewording
     sha = answer_sha(seed_q)
-    # The seed owns `details` (its full answer, refreshed on every import); the gist in
-    # `answer` was written once, when the card was created, and is the curator's since.
-    set_key(card, "details", details_for(str(card.get("answer", "")), render_full(seed_q, curation, code)))
+    # Gist and details are the curator's once the card exists: a seed correction copied
+    # over them would bring back every claim the curation fixed.  `details_sha` remembers
+    # the seed answer they were curated against while it differs from the seed's current
+    # one (absent: the same as `answer_sha`), so the change is reported until reviewed.
+    curated_against = str(origin.get("details_sha", origin.get("answer_sha", sha)))
     set_key(card, "source", seed_q.ref)
-    new_origin = {
+    new_origin: dict[str, Any] = {
         "seed": seed_q.document,
         "question": seed_q.question,
         "answer_sha": sha,
     }
-    if origin != new_origin:
-        card["origin"] = {**origin, **new_origin}
+    merged = {k: v for k, v in origin.items() if k != "details_sha"} | new_origin
+    if curated_against != sha:
+        merged["details_sha"] = curated_against
+    if origin != merged:
+        card["origin"] = merged
+
+
+def _seed_change_warning(
+    card: dict[str, Any], seed_q: SeedQuestion, curation: Curation, code: re.Pattern[str] | None
+) -> str | None:
+    """What a seed answer that changed since the card's curation says that the card does not, or None."""
+    origin = card["origin"]
+    if "details_sha" not in origin:
+        return None
+    on_card = {_sentence_key(s) for s in _sentences(f"{card.get('answer', '')}\n\n{card.get('details', '')}")}
+    new = [s for s in _sentences(render_full(seed_q, curation, code)) if _sentence_key(s) not in on_card]
+    shown = "; ".join(f"«{s}»" for s in new[:SHOWN_SENTENCES])
+    more = f" (+{len(new) - SHOWN_SENTENCES} more)" if len(new) > SHOWN_SENTENCES else ""
+    what = f"the seed now says, and the card does not: {shown}{more}" if new else "the seed only dropped text"
+    return (
+        f"{seed_q.ref}: the seed answer changed since card '{card['id']}' was curated "
+        f"(origin.details_sha {origin['details_sha']}, seed now {origin['answer_sha']}); its gist "
+        f"and details are kept: {what}. Review them, then delete origin.details_sha"
+    )
+
+
+def _sentences(markdown_text: str) -> list[str]:
+    return [s for block in re.split(r"\n\s*\n|\n- ", markdown_text) for s in split_sentences(normalize_ws(block)) if s]
+
+
+def _sentence_key(sentence: str) -> str:
+    return re.sub(r"[^\w]+", " ", sentence.lower()).strip()
 
 
 def _link_new_cards(

@@ -389,11 +389,12 @@ def _unloc(data: list[Any]) -> Location:
 
 
 def _problem_json(problem: Problem) -> list[Any]:
-    return [_loc(problem.location), problem.code, problem.message, problem.severity]
+    encoded = [_loc(problem.location), problem.code, problem.message, problem.severity]
+    return [*encoded, problem.subject] if problem.subject else encoded
 
 
 def _problem(data: list[Any]) -> Problem:
-    return Problem(_unloc(data[0]), data[1], data[2], data[3])
+    return Problem(_unloc(data[0]), data[1], data[2], data[3], str(data[4]) if len(data) > 4 else "")
 
 
 def _card_facts_json(facts: CardFacts) -> Any:

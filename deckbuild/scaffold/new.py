@@ -7,6 +7,7 @@ is written.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -42,8 +43,9 @@ def namespace_for(name: str) -> str:
     return f"{slug}-{secrets.token_hex(4)}"
 
 
-def requirements() -> str:
-    """deckbuild at this version and every library it runs on, pinned to what is installed here.
+def requirements() -> tuple[str, str | None]:
+    """(requirements.txt, a warning or None): deckbuild as it was installed here, and every
+    library it runs on pinned to what is installed here.
 
     A CI build that installs these gets the same libraries as the author, so the same bytes.
     """
@@ -66,15 +68,55 @@ def requirements() -> str:
             if marker and not _marker_holds(marker):
                 continue
             todo.append(re.split(r"[\s<>=!~;\[(]", requirement.strip(), maxsplit=1)[0])
-    pins["deckbuild"] = f"deckbuild=={__version__}"
-    lines = [pins.pop("deckbuild"), *sorted(pins.values(), key=str.lower)]
+    pins.pop("deckbuild", None)
+    line, warning = deckbuild_requirement()
     header = (
         f"# deckbuild {__version__} and the libraries it was run with when this deck was created.\n"
         "# `pip install -r requirements.txt` gives a build the same bytes as the author's.\n"
-        "# Installing deckbuild from a git checkout instead? Replace the first line with\n"
-        f"# `deckbuild @ git+<repository URL>@<tag of {__version__}>`.\n"
     )
-    return header + "\n".join(lines) + "\n"
+    if warning:
+        header += "".join(f"# {part}\n" for part in warning.split("\n"))
+    return header + "\n".join([line, *sorted(pins.values(), key=str.lower)]) + "\n", warning
+
+
+def deckbuild_requirement(origin: str | None = None) -> tuple[str, str | None]:
+    """The requirement line that installs this deckbuild where it came from (PEP 610's
+    direct_url.json), and a warning when a CI runner cannot reach that place.
+
+    A git checkout gives `deckbuild @ git+URL@COMMIT`; a package index `deckbuild==X`; a
+    local folder or editable install, which no runner can reach, a commented line to edit.
+    """
+    if origin is None:
+        # The installed distribution (pip writes INSTALLER), not the metadata a source tree
+        # may hold when it is the current folder (deckbuild.egg-info of an editable install).
+        installed = [d for d in metadata.distributions(name="deckbuild") if d.read_text("INSTALLER")]
+        origin = installed[0].read_text("direct_url.json") if installed else None
+    if not origin:
+        return f"deckbuild=={__version__}", None
+    try:
+        data = json.loads(origin)
+    except ValueError:
+        data = {}
+    url = str(data.get("url", "")) if isinstance(data, dict) else ""
+    vcs = data.get("vcs_info") if isinstance(data, dict) else None
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id") and url:
+        if url.startswith("file:///"):  # PEP 508 wants a host in a VCS URL; git reads file://localhost/ alike
+            url = "file://localhost/" + url.removeprefix("file:///")
+        line = f"deckbuild @ git+{url}@{vcs['commit_id']}"
+        if url.startswith("file:"):
+            return line, (
+                f"deckbuild was installed from a git repository on this machine ({url}), which a CI runner cannot\n"
+                "reach: replace it with the repository's public URL (docs/publishing.md)"
+            )
+        return line, None
+    if isinstance(data, dict) and "archive_info" in data and url and not url.startswith("file:"):
+        return f"deckbuild @ {url}", None
+    where = url.removeprefix("file://") or "a local folder"
+    return (
+        f"# deckbuild @ git+<repository URL>@<commit>    <- edit: the line that installs deckbuild {__version__}",
+        f"deckbuild was installed from a local folder ({where}), which a CI runner cannot reach:\n"
+        "edit the first requirement to `deckbuild @ git+<repository URL>@<commit>` (docs/publishing.md)",
+    )
 
 
 def _canonical(name: str) -> str:
@@ -119,7 +161,7 @@ def new_project(target: Path, name: str | None = None) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             written.append(Path(dest))
-        (staging / "requirements.txt").write_text(requirements(), encoding="utf-8")
+        (staging / "requirements.txt").write_text(requirements()[0], encoding="utf-8")
         written.append(Path("requirements.txt"))
         if target.exists():
             target.rmdir()  # empty, checked above
