@@ -254,3 +254,18 @@ def test_a_drawn_picture_the_check_refuses_never_enters_the_cache(tmp_path: Path
     )
     assert [p.name.split("-")[0] for p in tmp_path.glob("*.png")] == ["grad"]  # only the good one is cached
     assert not (tmp_path / f"{diagrams.cache_key('warmup-cosine')}.txt").exists()
+
+
+def test_a_no_op_build_reads_no_image_and_loads_neither_pillow_nor_the_check(sample: Path) -> None:
+    assert _deckbuild(sample, "build", "-q").returncode == 0
+    env = {k: v for k, v in os.environ.items() if k != "DECKBUILD_DEBUG"}
+    again = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "deckbuild.cli", "build", "-C", str(sample)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert again.returncode == 0 and "up to date" in again.stdout, again.stdout + again.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if line.startswith("import time:")}
+    assert {"PIL", "PIL.Image", "matplotlib", "deckbuild.mediacheck"} & imported == set()
