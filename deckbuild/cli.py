@@ -110,8 +110,11 @@ def handles_errors(func: F) -> F:
         except DeckbuildError as exc:
             problems = exc.problems()
             _report(problems)
-            if not problems or any(p.severity == "error" for p in problems):
-                click.secho(f"error: {exc}", fg="red", err=True)
+            # A summary ("3 error(s) in the sources") follows the problems; an error that is one
+            # located problem (LocatedError) has said everything in its one line.
+            summary = str(exc)
+            if summary not in {p.format() for p in problems} and (not problems or any(p.severity == "error" for p in problems)):
+                click.secho(f"error: {summary}", fg="red", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted; outputs left as they were", err=True)

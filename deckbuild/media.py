@@ -20,21 +20,13 @@ from typing import Any
 
 from deckbuild.errors import Location, Problem
 from deckbuild.layout import MEDIA_DIR
+from deckbuild.mediacheck import refusals
 from deckbuild.model import Card, MediaFile
 
 IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
 # Names Windows (and so Anki on Windows, and phones' FAT/exFAT cards) cannot store.
 _RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))})
 _BAD_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
-
-
-def content_hash(path: Path) -> str:
-    """sha256 of a file's bytes, in hex (the file must be a regular file)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def shipped_name(source: str, digest: str, shipped: Mapping[str, Any]) -> str:
@@ -99,7 +91,8 @@ def check_images(
     """Resolve every `image:` to a file inside media/ and the name it ships under.
 
     Refuses escapes, links out, odd types, pipes and devices (never opened), names a phone
-    or Windows cannot store, and names that differ only in case or Unicode form.
+    or Windows cannot store, names that differ only in case or Unicode form, and files
+    whose content is not what their name says or could run script (mediacheck.py).
     `shipped` is the build record's media map (see shipped_name).
     """
     from deckbuild.fsutil import not_regular_message, special_kind
@@ -109,6 +102,7 @@ def check_images(
     found: dict[str, MediaFile] = {}
     media_root = (root / MEDIA_DIR).resolve()
     by_name: dict[str, tuple[Path, Location]] = {}
+    refused: set[str] = set()  # names whose content the media check refused
     for card in cards:
         figure = card.figure
         if figure is None or figure.file is None:
@@ -187,7 +181,17 @@ def check_images(
             )
             continue
         folded.setdefault(key, (name, where))
+        first_use = name not in by_name
         by_name[name] = (resolved, where)
-        digest = content_hash(resolved)
+        if name in refused:
+            continue
+        data = resolved.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if first_use:  # a file several cards show is checked and reported once, at the first
+            found_wrong = refusals(name, data)
+            problems += [r.at(f"{MEDIA_DIR}/{rel}", where, f"card '{card.id}': image '{rel}': ") for r in found_wrong]
+            if found_wrong:
+                refused.add(name)
+                continue
         found[card.id] = MediaFile(name=shipped_name(name, digest, shipped or {}), path=resolved, source=name, hash=digest)
     return found, problems

@@ -221,6 +221,7 @@ def _plan(
     from deckbuild.media import check_images
     from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.load import load_notetypes
+    from deckbuild.notetypes.media import template_media_problems
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
     from deckbuild.validate import validate_cards
@@ -252,10 +253,11 @@ def _plan(
     except LocatedError as exc:
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
-    # (named as they shipped), and identity against what shipped.
+    # (named as they shipped, checked by content), and identity against what shipped.
     invalid = {p.subject for p in card_problems if p.subject}
     problems += validate_cards(cards, cache, invalid)  # unchanged card files' facts come from the cache
     problems += check_declared_cards(root, cards, declared)
+    problems += template_media_problems(root, declared.values())
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
     problems += image_problems

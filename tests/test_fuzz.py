@@ -17,6 +17,7 @@ import yaml
 from htmlcheck import active_html
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from images import png
 
 from deckbuild import cloze
 from deckbuild.errors import Problem
@@ -170,7 +171,7 @@ def test_load_cards_never_raises(cards: list[Any]) -> None:
         root = Path(tmp)
         (root / "cards").mkdir()
         (root / "media").mkdir()
-        (root / "media" / "axes.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+        (root / "media" / "axes.png").write_bytes(png())
         (root / "cards" / "fuzz.yaml").write_text(yaml.safe_dump(cards, allow_unicode=True), encoding="utf-8")
         loaded, problems = load_cards(root)
         problems += validate_cards(loaded)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from ankiutil import answer_all, history, import_package, new_collection, notes_by_card_id
 from conftest import write_tree
+from images import png
 
 from deckbuild.commands import build, release
 
@@ -25,6 +26,7 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO), "SOURCE_DATE_EPOCH": "1767225600"}
 DAY = 86400
 T0 = 1767225600
 
+ONE, TWO, BEE = png(1), png(2), png(3)  # the picture's first and second bytes, and another picture
 DECK = "name: Ident\nnamespace: ident\nversion: 1.0.0\n"
 
 
@@ -62,7 +64,7 @@ def project(tmp_path: Path) -> Path:
     )
     return write_tree(
         tmp_path / "deck",
-        {"deck.yaml": DECK, "cards/a.yaml": cards, "media/fig.png": b"\x89PNG one", "media/b.png": b"\x89PNG bee"},
+        {"deck.yaml": DECK, "cards/a.yaml": cards, "media/fig.png": ONE, "media/b.png": BEE},
     )
 
 
@@ -82,27 +84,27 @@ def test_changed_image_reaches_the_learner(project: Path, tmp_path: Path, monkey
     try:
         import_package(col, v1)
         assert 'src="fig.png"' in notes_by_card_id(col)["with-fig"]["Figure"]  # first shipped under its own name
-        (project / "media" / "fig.png").write_bytes(b"\x89PNG two")
+        (project / "media" / "fig.png").write_bytes(TWO)
         monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0 + DAY))
         second = build(project)
         assert second.changed_notes == 1
-        new_name = "fig-" + hashlib.sha256(b"\x89PNG two").hexdigest()[:12] + ".png"
+        new_name = "fig-" + hashlib.sha256(TWO).hexdigest()[:12] + ".png"
         log = import_package(col, second.path)
         assert [n.fields[9] for n in log.updated] == ["with-fig"] and not log.new
         notes = notes_by_card_id(col)
         assert f'src="{new_name}"' in notes["with-fig"]["Figure"]
-        assert _media_bytes(col, new_name) == b"\x89PNG two"
+        assert _media_bytes(col, new_name) == TWO
         # The unchanged image keeps the name it shipped with; its note did not move.
-        assert 'src="b.png"' in notes["other"]["Figure"] and _media_bytes(col, "b.png") == b"\x89PNG bee"
+        assert 'src="b.png"' in notes["other"]["Figure"] and _media_bytes(col, "b.png") == BEE
         # Putting the first bytes back is a change too, and reaches the learner again.
-        (project / "media" / "fig.png").write_bytes(b"\x89PNG one")
+        (project / "media" / "fig.png").write_bytes(ONE)
         monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0 + 2 * DAY))
         third = build(project)
         assert third.changed_notes == 1
         log = import_package(col, third.path)
         assert [n.fields[9] for n in log.updated] == ["with-fig"]
         shown = notes_by_card_id(col)["with-fig"]["Figure"].split('src="')[1].split('"')[0]
-        assert _media_bytes(col, shown) == b"\x89PNG one"
+        assert _media_bytes(col, shown) == ONE
     finally:
         col.close()
 
@@ -286,8 +288,8 @@ def test_media_names_that_collide_elsewhere(tmp_path: Path, first: str, second: 
         {
             "deck.yaml": DECK,
             "cards/a.yaml": _qa("a", "A?", _image(first)) + _qa("b", "B?", _image(second)),
-            f"media/{first}": b"one",
-            f"media/{second}": b"two",
+            f"media/{first}": ONE,
+            f"media/{second}": TWO,
         },
     )
     if len(list((project / "media").iterdir())) < 2:
@@ -303,7 +305,7 @@ def test_media_names_that_collide_elsewhere(tmp_path: Path, first: str, second: 
 )
 def test_unportable_media_names(tmp_path: Path, name: str, why: str) -> None:
     project = write_tree(
-        tmp_path / "deck", {"deck.yaml": DECK, "cards/a.yaml": _qa("a", "A?", _image(name)), f"media/{name}": b"x"}
+        tmp_path / "deck", {"deck.yaml": DECK, "cards/a.yaml": _qa("a", "A?", _image(name)), f"media/{name}": ONE}
     )
     result = _run(project, "check")
     if name.endswith("."):

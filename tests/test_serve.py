@@ -14,6 +14,8 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from conftest import write_tree
+
 DEADLINE = 60.0  # every wait is bounded; none asserts a duration
 
 
@@ -55,11 +57,11 @@ def _raw(port: int, path: str, method: str = "GET") -> tuple[int, bytes]:
 
 
 @contextlib.contextmanager
-def serving(project: Path) -> Iterator[tuple[subprocess.Popen[str], str, int]]:
+def serving(project: Path, *options: str) -> Iterator[tuple[subprocess.Popen[str], str, int]]:
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "deckbuild.cli", "serve", "-C", str(project), "--port", str(port)],
+        [sys.executable, "-m", "deckbuild.cli", "serve", "-C", str(project), "--port", str(port), *options],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -80,6 +82,42 @@ def serving(project: Path) -> Iterator[tuple[subprocess.Popen[str], str, int]]:
                 proc.communicate()
         elif proc.stdout is not None:
             proc.stdout.close()
+
+
+def _served_output(project: Path, *options: str) -> str:
+    """Everything a serve process printed from its start until Ctrl-C stopped it."""
+    with serving(project, *options) as (proc, _base, _port):
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    return out
+
+
+def test_serving_beyond_loopback_warns_in_one_line_that_anyone_there_can_read_and_download(tmp_path: Path) -> None:
+    project = write_tree(
+        tmp_path / "deck",
+        {
+            "deck.yaml": "name: Open\nnamespace: open\nversion: 1.0.0\n",
+            "cards/a.yaml": "- id: a\n  question: A?\n  answer: Yes.\n  difficulty: easy\n  topics: [foundations::text]\n",
+        },
+    )
+    lan = _served_output(project, "--host", "0.0.0.0")
+    warnings = [line for line in lan.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: the preview and the deck download (.apkg) are open to anyone on every network this computer is on, "
+        "with no password; serve with --host 127.0.0.1 to keep them on this computer"
+    ], lan
+    for host in ("127.0.0.1", "localhost"):
+        local = _served_output(project, "--host", host)
+        assert "serving http://" in local and "warning:" not in local, local
+
+
+def test_every_address_but_loopback_is_open() -> None:
+    from deckbuild.preview.serve import is_loopback
+
+    assert [h for h in ("127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost", "LOCALHOST") if not is_loopback(h)] == []
+    assert [
+        h for h in ("0.0.0.0", "::", "", "192.168.1.20", "10.0.0.1", "my-laptop", "::ffff:192.168.1.2") if is_loopback(h)
+    ] == []
 
 
 def _edit(path: Path, old: str, new: str) -> None:

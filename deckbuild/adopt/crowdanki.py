@@ -15,6 +15,7 @@ from typing import Any
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype, SourceTemplate
 from deckbuild.adopt.names import media_references, template_references, unsafe_media_name
 from deckbuild.errors import LocatedError, Location
+from deckbuild.mediacheck import refuse_files
 
 DECK_FILE = "deck.json"
 MAX_DECK_BYTES = 512 << 20
@@ -66,6 +67,7 @@ def read_crowdanki(folder: Path) -> SourceDeck:
                     data_bytes = _media_file(folder / "media" / name, where)
                     if data_bytes is not None:
                         media[name] = data_bytes
+    refuse_files(media, where)  # checked as a build checks them: none ships unless all pass
     return SourceDeck(str(folder), tuple(notetypes.values()), tuple(notes), media, descriptions, frozenset(markdown))
 
 

@@ -23,6 +23,7 @@ from typing import IO, Any
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype, SourceTemplate
 from deckbuild.adopt.names import media_references, template_references, unsafe_media_name, unsafe_member_name
 from deckbuild.errors import LocatedError, Location
+from deckbuild.mediacheck import refuse_files
 
 MAX_MEMBERS = 200_000
 MAX_MEMBER_BYTES = 1 << 30  # one file of the package, unpacked
@@ -273,6 +274,7 @@ def _read_collection(col: Any, source: str, where: Location) -> SourceDeck:
             for name in template_references(text):
                 if unsafe_media_name(name) is None and (media_dir / name).is_file():
                     media.setdefault(name, (media_dir / name).read_bytes())
+    refuse_files(media, where)  # checked as a build checks them: none ships unless all pass
     decks_data = {entry.name: col.decks.get(entry.id) for entry in col.decks.all_names_and_ids()}
     descriptions = {name: str(data["desc"]) for name, data in decks_data.items()}
     markdown = frozenset(name for name, data in decks_data.items() if data.get("md") is True)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from deckbuild.errors import DeckbuildError
 from deckbuild.fsutil import atomic_write_bytes
 from deckbuild.jobs import default_jobs
+from deckbuild.mediacheck import refusals
 from deckbuild.model import Progress
 
 if TYPE_CHECKING:
@@ -593,8 +594,10 @@ def materialize(
     They are drawn in ``jobs`` (default: every core) worker processes that hold numpy and
     OpenBLAS to fixed kernels (NUMERIC_ENV), so a picture's bytes depend on its spec and
     the pinned library versions, not on the CPU or on which worker drew it; files are
-    written here, in spec order.  A generator that fails does not stop the others: every
-    failure is raised at the end as one DiagramFailures, in spec order.
+    written here, in spec order, each after passing the media check (mediacheck.py), so a
+    cached picture is never read again.  A generator that fails (or draws a picture the check
+    refuses) does not stop the others: every failure is raised at the end as one
+    DiagramFailures, in spec order.
     """
     cache_dir = Path(cache_dir)
     keys: dict[str, tuple[str, Mapping[str, Any] | None]] = {}
@@ -619,6 +622,10 @@ def materialize(
             failures[key] = f"diagram {name!r}: {outcome}"
             continue
         path = cache_dir / f"{name}-{hashlib.sha256(outcome).hexdigest()[:12]}.png"
+        refused = refusals(path.name, outcome)  # checked once, as drawn: the cache holds only what passed
+        if refused:
+            failures[key] = f"diagram {name!r} drew an image the media check refuses: {refused[0].short()}"
+            continue
         if not path.is_file():
             atomic_write_bytes(path, outcome)
         atomic_write_bytes(cache_dir / f"{key}.txt", (path.name + "\n").encode())

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
 from deckbuild.apkg.notetypes import NoteType
-from deckbuild.errors import Location, Problem
-from deckbuild.layout import NOTETYPES_DIR
+from deckbuild.errors import Location, Problem, has_errors
+from deckbuild.layout import MEDIA_DIR, NOTETYPES_DIR
+from deckbuild.mediacheck import file_problems
 from deckbuild.model import Card, RenderedNote
 from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.load import KEY_PATTERN, NOTETYPE_FILE
@@ -190,6 +191,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
     from deckbuild import cloze
 
     problems: list[Problem] = []
+    content_checked: set[str] = set()
     fronts = {key: [tpl.parse(front).nodes for _n, front, _b in nt.templates] for key, nt in declared.items()}
     for card in cards:
         if card.kind != "note":
@@ -259,7 +261,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                         f"card '{card.id}': field '{name}': {issue.message}",
                     )
                 )
-        if len(problems) > before:
+        if has_errors(problems[before:]):  # a warning (E218: HTML sanitized) leaves the card checkable
             continue
         values = _probe_values(card, notetype)
         ords = tpl.card_ords(notetype.fields, values, fronts[card.notetype], notetype.is_cloze)
@@ -286,11 +288,15 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
             if not is_html and "[sound:" not in text:
                 continue  # Markdown shows no other media (raw HTML and images never pass it)
             for media_name in referenced(render_field(text, is_html)):
-                _media, why = resolve(root, media_name)
+                media, why = resolve(root, media_name)
                 if why:
                     problems.append(
                         Problem(card.where(f"fields.{name}"), "E219", f"card '{card.id}': field '{name}': media {why}")
                     )
+                elif media is not None and media.name not in content_checked:  # each file once, at its first use
+                    content_checked.add(media.name)
+                    prefix = f"card '{card.id}': field '{name}': media '{media.name}': "
+                    problems += file_problems(media.path, f"{MEDIA_DIR}/{media.name}", card.where(f"fields.{name}"), prefix)
     return problems
 
 

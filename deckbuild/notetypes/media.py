@@ -14,8 +14,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from deckbuild.apkg.notetypes import NoteType
+from deckbuild.errors import Location, Problem
 from deckbuild.layout import MEDIA_DIR
 from deckbuild.media import portable_name_problem
+from deckbuild.mediacheck import file_problems
 from deckbuild.model import MediaFile
 
 _SRC = re.compile(r"<(?:img|audio|video|source|track)\b[^>]*?\ssrc\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))", re.IGNORECASE)
@@ -65,6 +67,22 @@ def template_media(root: Path, notetypes: Iterable[NoteType]) -> list[MediaFile]
                 if media is not None:
                     found[media.name] = media
     return sorted(found.values(), key=lambda m: m.name)
+
+
+def template_media_problems(root: Path, notetypes: Iterable[NoteType]) -> list[Problem]:
+    """The content check (mediacheck.py) of every `_` file declared templates or CSS name, each
+    file once, located in the file or at the first note type's notetype.yaml."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for notetype in notetypes:
+        for media in template_media(root, [notetype]):
+            if media.name in seen:
+                continue
+            seen.add(media.name)
+            where = Location(notetype.source or f"notetypes/{notetype.key}")
+            prefix = f"note type '{notetype.key}': template file '{media.name}': "
+            problems += file_problems(media.path, f"{MEDIA_DIR}/{media.name}", where, prefix)
+    return problems
 
 
 def notes_media(root: Path, fields_by_note: Iterable[Iterable[str]], declared: Mapping[str, NoteType]) -> list[MediaFile]:

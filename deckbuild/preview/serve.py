@@ -10,6 +10,7 @@ as they are served; the files on disk are exactly what `deckbuild preview` write
 from __future__ import annotations
 
 import http.server
+import ipaddress
 import json
 import posixpath
 import signal
@@ -229,6 +230,25 @@ class ServeError(DeckbuildError):
     """The server cannot start (no free port, bad host)."""
 
 
+def is_loopback(host: str) -> bool:
+    """Whether only this computer can reach `host` (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may well be reachable from the network
+
+
+def open_warning(host: str) -> str:
+    """The one line `serve` prints when it listens beyond this computer."""
+    where = "every network this computer is on" if host in ("0.0.0.0", "::", "") else f"the network of {host}"
+    return (
+        f"warning: the preview and the deck download (.apkg) are open to anyone on {where}, with no password; "
+        "serve with --host 127.0.0.1 to keep them on this computer"
+    )
+
+
 def lan_address() -> str:
     """This machine's address on the local network (no packet is sent: UDP connect only picks a route)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -296,6 +316,8 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
         echo("building the deck and its preview ...")
         _rebuild(root, out, state, echo, "first build")
         server = _bind(host, port, state, out)
+        if not is_loopback(host):  # said before the first request can be answered
+            echo(open_warning(host))
         bound = server.server_address[1]
         threading.Thread(target=server.serve_forever, name="deckbuild-http", daemon=True).start()
         watcher = threading.Thread(target=_watch, args=(root, out, state, stop, echo, debounce_ms), name="deckbuild-watch")

@@ -324,8 +324,16 @@ def _full_deck(deck_name: str, subdeck: str) -> str:
     return f"{deck_name}::{subdeck}" if subdeck else deck_name
 
 
+UNRELEASED = "## Unreleased\n"
+"""The heading of the changelog's section for what no release carries yet."""
+
+
 def changelog_with(root: Path, entry: str, deck_name: str, name: str = CHANGELOG) -> bytes:
-    """The changelog's bytes (CHANGELOG.md, or a variant's) with entry added as the newest release."""
+    """The changelog's bytes (CHANGELOG.md, or a variant's) with entry added as the newest release.
+
+    An `## Unreleased` section right after the intro (notes about deckbuild itself, written
+    by hand) stays on top: the release goes below it.
+    """
     path = root / name
     header = f"# Changelog — {deck_name}\n\nEvery release of the deck, newest first.\n"
     body = path.read_text("utf-8") if path.exists() else header
@@ -333,7 +341,12 @@ def changelog_with(root: Path, entry: str, deck_name: str, name: str = CHANGELOG
         title, _, rest = body.partition("\n\n")
         intro, _, older = rest.partition("\n\n")
         older = older.strip("\n")
-        text = f"{title}\n\n{intro.strip()}\n\n{entry}" + (f"\n{older}\n" if older else "")
+        unreleased = ""
+        if older.startswith(UNRELEASED):
+            cut = older.find("\n## ")
+            unreleased, older = (older, "") if cut < 0 else (older[:cut], older[cut + 1 :])
+            unreleased = unreleased.strip("\n") + "\n\n"
+        text = f"{title}\n\n{intro.strip()}\n\n{unreleased}{entry}" + (f"\n{older}\n" if older else "")
     else:
         text = header + "\n" + entry + "\n" + body
     return text.encode()
