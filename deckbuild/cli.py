@@ -40,7 +40,7 @@ def _project_option(*, search: bool = True, required: bool = True) -> Callable[[
             raise click.UsageError("-C given twice (before and after the command name); give it once", ctx)
         given = value if value is not None else before
         if given is not None:
-            if required and not (given / CONFIG_FILE).is_file():
+            if required and not os.path.lexists(given / CONFIG_FILE):
                 _no_project(f"no {CONFIG_FILE} in {given}")
             return Path(given)
         if not search:
@@ -69,7 +69,7 @@ def find_project(start: Path) -> Path | None:
     """The nearest folder from `start` up that holds deck.yaml, stopping at a git root or the filesystem's root."""
     here = start.resolve()
     for folder in (here, *here.parents):
-        if (folder / CONFIG_FILE).is_file():
+        if os.path.lexists(folder / CONFIG_FILE):
             return folder if folder != here else start
         if (folder / ".git").exists():
             return None
