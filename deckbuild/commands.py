@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply
-from deckbuild.config import load_config
 from deckbuild.errors import Problem
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
@@ -178,6 +177,8 @@ def _package(root: Path, variant: str | None, *, private: bool) -> Iterator[tupl
     if not private:
         # The up-to-date check may refresh the cache's file signatures: so only where push writes anyway.
         current = up_to_date(root) if variant is None else None
+        from deckbuild.config import load_config  # YAML only when a push needs the config; a no-op build stays light
+
         config = load_config(root)[0] if current is not None else None
         if current is not None and config is not None:
             yield current[0], config.namespace, config.version
