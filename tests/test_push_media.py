@@ -192,3 +192,27 @@ def test_status_and_dry_run_write_no_file_of_the_project(sample: Path, pushed: P
     text = deckbuild(sample, "push", "--collection", str(pushed), "--dry-run", epoch=RELEASE_2)
     assert "would update 1" in text.stdout and "a backup would be made in" in text.stdout
     assert "is in the backup" not in text.stdout and _files(sample) == before
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """Every path under root (folders too, so a created dist/ or cache folder shows) → sha256 of its bytes."""
+    import hashlib
+
+    return {
+        p.relative_to(root).as_posix(): "folder" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def test_status_and_dry_run_of_a_never_built_project_create_nothing(sample: Path, tmp_path: Path) -> None:
+    """No dist/, deckbuild.lock or .deckbuild-cache/ before: none after, against a real collection."""
+    path = tmp_path / "learner" / "collection.anki2"
+    new_collection(path.parent).close()
+    before = _tree_digest(sample)
+    assert not any(name.startswith(("dist", "deckbuild.lock", ".deckbuild-cache")) for name in before)
+
+    status = run_json(sample, "status", "--collection", str(path))
+    dry = run_json(sample, "push", "--collection", str(path), "--dry-run")
+
+    assert _tree_digest(sample) == before
+    assert status["missing"] and dry["new"] == 7 and dry["backup"] is None
