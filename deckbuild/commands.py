@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deckbuild.apply import apply
+from deckbuild.apply import apply, settle
 from deckbuild.errors import Problem
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
@@ -62,6 +62,7 @@ class Built:
 
 def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
     """Every problem in the project, sorted by place; writes nothing (the cache is only read)."""
+    settle(root, writing=False)
     return list(plan(root, "check", allow_identity_change=allow_identity_change).problems)
 
 
@@ -81,6 +82,7 @@ def build(
     `force=False`: nothing is done when the last build's outputs are still current.
     `variant`: write only that variant's package (and the record).
     """
+    settle(root, writing=True)
     planned = plan(
         root,
         "build",
@@ -133,6 +135,7 @@ def release(
     `variant`: release that variant alone (release/variants.py): its version, its snapshot
     and changelog, its package; the full deck's are left as they are.
     """
+    settle(root, writing=True)
     planned = plan(
         root,
         "release",
@@ -154,6 +157,7 @@ def push(collection: Path, root: Path, *, dry_run: bool = False, variant: str | 
     from deckbuild.collection.push import push as push_package
     from deckbuild.collection.shipped import released_versions
 
+    settle(root, writing=not dry_run)
     with _package(root, variant, private=dry_run) as (package, key, version):
         return push_package(
             collection, package, namespace=key, version=version, released=released_versions(root), dry_run=dry_run
@@ -165,6 +169,7 @@ def status(collection: Path, root: Path, *, variant: str | None = None) -> Statu
     the project: status writes no file of the project (dist/ and deckbuild.lock included)."""
     from deckbuild.collection.status import status as collection_status
 
+    settle(root, writing=False)
     with _package(root, variant, private=True) as (package, key, _version):
         return collection_status(collection, package, namespace=key)
 

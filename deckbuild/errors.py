@@ -8,6 +8,7 @@ and the CLI turns them into `path:line:col: CODE message` lines and an exit stat
       LocatedError                 one problem at a known place
         importer.seeds.SeedFormatError, importer.cardfiles.CardsFileError
       BuildBusy                    another deckbuild holds the project lock
+      WriteFailed                  the writer could not stage or replace one file (rolled back)
       diagrams.DiagramError        a diagram spec that cannot be drawn (DiagramFailures: drawing failed)
       preview: PreviewError, DoesNotFit, ServeError
     Problem                        one located finding; TextProblem: one at an offset of a text
@@ -133,6 +134,21 @@ class BuildBusy(DeckbuildError):
     """Another deckbuild process holds the project's lock."""
 
     exit_code = 3
+
+
+class WriteFailed(DeckbuildError):
+    """One file the writer could not stage or put in place; every file it had replaced is back.
+
+    `path` is that file, `reason` the cause the OS gave, `step` one of "in the way" (a folder
+    or other non-file holds the name), "stage" (its temp file could not be written beside it)
+    or "replace" (the rename over it failed).  The caller turns it into a located error.
+    """
+
+    def __init__(self, path: object, reason: str, step: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.step = step
 
 
 def has_errors(problems: Iterable[Problem]) -> bool:

@@ -174,7 +174,7 @@ def test_lock_held_by_another_process_gives_clear_message(versions: Versions, tm
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from deckbuild.fsutil import project_lock\n"
+            "import sys, time; from pathlib import Path; from deckbuild.writer import project_lock\n"
             "with project_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
             str(project),
         ],

@@ -93,9 +93,10 @@ def import_seeds(project_dir: Path, seed_paths: list[Path]) -> ImportReport:
     Raises SeedFormatError (bad seed), CardsFileError (unreadable cards file) or, when a
     card file cannot be written, E140 (nothing written).
     """
-    from deckbuild.apply import apply
+    from deckbuild.apply import apply, settle
     from deckbuild.plan import plan
 
+    settle(Path(project_dir), writing=True)
     planned = plan(Path(project_dir), "import", seeds=seed_paths)
     assert planned.imported is not None
     planned.imported.written.extend(apply(planned).written)

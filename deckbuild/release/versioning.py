@@ -335,6 +335,13 @@ def changelog_with(root: Path, entry: str, deck_name: str, name: str = CHANGELOG
     by hand) stays on top: the release goes below it.
     """
     path = root / name
+    if path.exists() and not path.is_file():
+        raise LocatedError(
+            Location(name),
+            "E166",
+            f"cannot replace {name}: a folder (or something else that is not a file) has its name; move or remove it "
+            "and run again (no file was changed)",
+        )
     header = f"# Changelog — {deck_name}\n\nEvery release of the deck, newest first.\n"
     body = path.read_text("utf-8") if path.exists() else header
     if body.startswith("# "):
