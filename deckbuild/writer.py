@@ -276,7 +276,9 @@ def recover(root: Path) -> tuple[str, ...]:
         entries, made = [], []  # unreadable: nothing can be restored from it
     for entry in reversed(entries):
         if entry.backup is not None:
-            if entry.backup.exists():
+            if entry.backup.exists() and entry.target.exists() and os.path.samefile(entry.backup, entry.target):
+                _remove(entry.backup)  # never renamed: rename() between two links of one file does nothing
+            elif entry.backup.exists():
                 os.replace(entry.backup, entry.target)
         elif not entry.temp.exists():
             _remove(entry.target)  # a new file that was renamed into place
