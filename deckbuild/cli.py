@@ -317,7 +317,7 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
     \b
       deckbuild import seeds/training-dynamics-43.txt seeds/deep-learning-120.txt
     """
-    from deckbuild.importer.update import run_import
+    from deckbuild.commands import run_import
 
     status = run_import(
         project, list(seed_files), lambda line: click.echo(line, err=line.startswith(("error", "warning", "nothing")))

@@ -6,7 +6,7 @@ decision, stamps, the package -- and returns a frozen `Plan` holding all of it a
 writes no project file (only `.deckbuild-cache/`: parses, Markdown, drawn diagrams);
 `apply.apply(plan)` does, all together.  So a command that fails anywhere before apply
 has changed nothing.  Every command is this plan plus a small consumer (commands.py,
-preview/site.py, importer/update.py).
+preview/site.py).
 
 This module is imported by every build, even one that is up to date: heavy modules
 (YAML, Markdown, genanki, matplotlib) are imported inside the stages that need them.
@@ -225,6 +225,7 @@ def _plan(
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
     from deckbuild.validate import validate_cards
+    from deckbuild.variant_selection import Source
 
     # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
@@ -322,7 +323,7 @@ def _plan(
         previous = decision.snapshot
     # Stage 9: notes retired in the last release keep shipping as they last shipped.
     retired = _retired(rendered, previous)
-    source = variant_stage.Source(root, config, cards, notetypes)
+    source = Source(root, config, cards, notetypes)
     variant_decision = None
     if goal == "release" and variant is not None:
         # Stage 9b (release --variant): the variant's next version, changes and files.

@@ -6,8 +6,6 @@ the whole deck (duplicate ids, references, media) live in validate.py.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import Location, Problem, close_key
 from deckbuild.layout import CARDS_DIR
+from deckbuild.limits import MAX_TEXT_CHARS, TAG_RULE, TOPIC_PATTERN, tag_problem
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
 
@@ -54,11 +53,6 @@ DECLARED_KEYS = ("id", "notetype", "fields", "tags", "deck", "guid", "previous_i
 FILE_KEYS = ("deck", "cards")
 """The mapping form of a card file: {deck: <subdeck for all its cards>, cards: [...]}."""
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
-TAG_RULE = "a tag Anki stores as written: no space, control character or '\"', no empty part between '::', Unicode NFC"
-TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)*$")
-# Longest text a field may hold.  Real answers are under 1,000 characters; Python-Markdown
-# is quadratic on some inputs (64 KB of `\\(` takes seconds), so a limit keeps builds fast.
-MAX_TEXT_CHARS = 20_000
 
 
 def card_files(root: Path) -> list[Path]:
@@ -107,7 +101,7 @@ def load_cards(
     workers = parallel.worth_it(jobs_todo, jobs)
     parsed: Iterator[parallel.Parsed]
     if workers > 1:
-        parsed = parallel.parse_parallel(jobs_todo, workers, prerender and cache is not None)
+        parsed = parallel.parse_parallel(jobs_todo, workers, prerender and cache is not None, _load_file)
     else:
         parsed = ((*_load_file(*job), {}, None, None, None) for job in jobs_todo)
     for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts) in zip(todo, parsed, strict=True):
@@ -429,22 +423,6 @@ def _deck_and_guid(
                 )
             )
     return deck, str(guid)
-
-
-_TAG_CHARACTERS = re.compile(r'^[^\s\x00-\x1f\x7f-\x9f"]+$')
-
-
-def tag_problem(tag: str) -> str | None:
-    """Why Anki would not store `tag` exactly as written (None: it does), so a shipped tag
-    is the tag learners have: Anki splits a tag at a space, drops control characters,
-    stores an empty part between '::' as 'blank' and a decomposed letter composed."""
-    if not _TAG_CHARACTERS.fullmatch(tag):
-        return "it holds a space, a control character or '\"'" if tag else "it is empty"
-    if "" in tag.split("::"):
-        return "it has an empty part between '::' (Anki would store it as 'blank')"
-    if unicodedata.normalize("NFC", tag) != tag:
-        return "it is not in Unicode NFC (Anki would store it composed)"
-    return None
 
 
 def _tags(item: LocatedMap, card_id: str, problems: list[Problem]) -> tuple[str, ...]:
