@@ -11,7 +11,7 @@ from deckbuild.model import Card, MediaFile, RenderedNote, content_hash, slugify
 from deckbuild.render import RenderMemo, figure_html, plain, related_html
 
 if TYPE_CHECKING:
-    from deckbuild.incremental.cache import NoteReuse
+    from deckbuild.incremental.note_reuse import NoteReuse
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."

@@ -459,7 +459,7 @@ def _render(
     cache: BuildCache,
 ) -> list[RenderedNote]:
     from deckbuild import notes as notes_stage
-    from deckbuild.incremental.cache import NoteReuse
+    from deckbuild.incremental.note_reuse import NoteReuse
     from deckbuild.render import RenderMemo
 
     memo = RenderMemo(cache.markdown(), cache.markdown_lookup)

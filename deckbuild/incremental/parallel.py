@@ -66,7 +66,7 @@ def _size(path: Path) -> int:
 def parse_here(load: Load, path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
     """One file's cards and problems -- and, for a build, its texts' renderings, its cards'
     digests, the parse as the cache stores it and the cards' facts: a worker's job."""
-    from deckbuild.incremental.cache import KeyLocations, card_digest, encode_parsed
+    from deckbuild.incremental.codec import KeyLocations, card_digest, encode_parsed
     from deckbuild.validate import card_facts
 
     cards, problems = load(path, display, raw)
