@@ -14,7 +14,8 @@ from deckbuild.apply import apply
 from deckbuild.errors import DeckbuildError, Problem
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
-from deckbuild.plan import Plan, Summary, plan
+from deckbuild.plan import plan
+from deckbuild.plan_result import Plan, Summary
 
 if TYPE_CHECKING:
     from deckbuild.collection.push import PushReport

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."
 # The tag prefixes every note carries; the preview's filters and the variants' rules read
-# them back (plan._facets, variant_selection.tag_facts).
+# them back (plan_result.note_facets, variant_selection.tag_facts).
 DIFFICULTY_TAG = "difficulty::"
 TOPIC_TAG = "topic::"
 SOURCE_TAG = "source::"

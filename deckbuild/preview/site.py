@@ -28,7 +28,7 @@ from deckbuild.layout import CACHE_DIR
 from deckbuild.model import DIFFICULTIES, Progress
 
 if TYPE_CHECKING:
-    from deckbuild.plan import Plan
+    from deckbuild.plan_result import Plan
     from deckbuild.preview.pages import SiteWriter
 
 
