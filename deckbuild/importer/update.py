@@ -1,4 +1,5 @@
-"""`deckbuild import`: turn seed question banks into cards/*.yaml, and keep them in step.
+"""The import plan: what turning seed question banks into cards/*.yaml (and keeping them in
+step) would write; the `deckbuild import` command (commands.py) plans it and applies it.
 
 The importer owns only what came from a seed: a new card's text, `source` and the `origin`
 record.  Everything a person (or another tool) curated on a card - its gist and details, id,
