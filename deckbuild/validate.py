@@ -229,7 +229,7 @@ def _check_text(card: Card) -> list[Problem]:
 
 
 def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
-    """LaTeX and cloze rules (cloze.py) for formulas, facts, and math in any Markdown text."""
+    """LaTeX and cloze rules (cloze/checks.py) for formulas, facts, and math in any Markdown text."""
     from deckbuild import cloze
 
     problems: list[Problem] = []

@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 from images import png
 
 from deckbuild import cloze
+from deckbuild.card_entry import CARD_KEYS
 from deckbuild.errors import Problem
 from deckbuild.media import check_images
 from deckbuild.notes import render_notes
 from deckbuild.render import markdown_html
-from deckbuild.sources import CARD_KEYS, load_cards
+from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
 from deckbuild.yamlload import parse_yaml
 

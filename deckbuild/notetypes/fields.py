@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
+from deckbuild.apkg import template_language as tpl
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem, has_errors
 from deckbuild.layout import MEDIA_DIR, NOTETYPES_DIR
+from deckbuild.limits import MAX_TEXT_CHARS
 from deckbuild.mediacheck import file_problems
 from deckbuild.model import Card, RenderedNote
-from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.load import KEY_PATTERN, NOTETYPE_FILE
 from deckbuild.notetypes.media import referenced, resolve
 from deckbuild.notetypes.sanitize import sanitize_html
-from deckbuild.sources import MAX_TEXT_CHARS
 from deckbuild.yamlload import LocatedMap
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def field_values(card: Card, notetype: NoteType, memo: RenderMemo | None = None)
 
 def render_declared(card: Card, notetype: NoteType, namespace: str, due: int, memo: RenderMemo | None = None) -> RenderedNote:
     """A declared note type's card as a note: its own fields and tags only, its GUID (given or derived)."""
-    from deckbuild.notes import content_hash
+    from deckbuild.model import content_hash
 
     fields = field_values(card, notetype, memo)
     tags = tuple(sorted(set(card.tags)))
