@@ -17,6 +17,7 @@ import pytest
 
 from deckbuild import diagrams
 from deckbuild.diagrams import REGISTRY, DiagramError, cache_key, validate
+from deckbuild.diagrams import keys as diagram_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "deckbuild" / "diagrams"
@@ -146,7 +147,7 @@ def test_cache_key_depends_on_parameters_only_through_their_effective_values() -
 
 def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -> None:
     base = cache_key("warmup-cosine", {})
-    monkeypatch.setattr(diagrams, "_installed_version", lambda dist: "0.0")
+    monkeypatch.setattr(diagram_keys, "_installed_version", lambda dist: "0.0")
     assert cache_key("warmup-cosine", {}) != base
     monkeypatch.undo()
     real_read = Path.read_bytes
@@ -155,11 +156,11 @@ def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -
         "read_bytes",
         lambda self: real_read(self) + (b"#" if self.name == "_style.py" else b""),
     )
-    diagrams._module_source.cache_clear()  # sources are read once per process
+    diagram_keys.module_source.cache_clear()  # sources are read once per process
     try:
         assert cache_key("warmup-cosine", {}) != base
     finally:
-        diagrams._module_source.cache_clear()
+        diagram_keys.module_source.cache_clear()
 
 
 def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
@@ -295,8 +296,8 @@ def test_diagram_workers_hold_numpy_to_fixed_kernels() -> None:
     """The drawing workers' numpy runs its baseline kernels whatever the CPU (x86-64)."""
     code = (
         "import platform, sys\n"
-        "from deckbuild import diagrams\n"
-        "diagrams._start_worker()\n"
+        "from deckbuild.diagrams import pool\n"
+        "pool.start_worker()\n"
         "import numpy\n"
         "from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__\n"
         "if platform.machine().lower() in ('x86_64', 'amd64'):\n"
@@ -304,7 +305,7 @@ def test_diagram_workers_hold_numpy_to_fixed_kernels() -> None:
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     refused = subprocess.run(
-        [sys.executable, "-c", "import numpy\nfrom deckbuild import diagrams\ndiagrams._start_worker()"],
+        [sys.executable, "-c", "import numpy\nfrom deckbuild.diagrams import pool\npool.start_worker()"],
         cwd=ROOT,
         capture_output=True,
         text=True,
