@@ -241,9 +241,10 @@ def test_a_drawn_picture_the_check_refuses_never_enters_the_cache(tmp_path: Path
     """No generator draws a bad PNG, so the drawing step is replaced by one that returns other bytes:
     what is checked is that materialize refuses them (E131 names the check's code) and caches nothing."""
     from deckbuild import diagrams
+    from deckbuild.diagrams import cache
 
     drawn = {"warmup-cosine": b"#!/bin/sh\n", "grad-clipping": png(4)}
-    monkeypatch.setattr(diagrams, "_draw_in_workers", lambda todo, _workers, _progress: [drawn[name] for _k, name, _p in todo])
+    monkeypatch.setattr(cache, "draw_in_workers", lambda todo, _workers, _progress: [drawn[name] for _k, name, _p in todo])
     specs = [("warmup-cosine", None), ("grad-clipping", None)]
     with pytest.raises(diagrams.DiagramFailures) as caught:
         diagrams.materialize(specs, tmp_path, jobs=1)
