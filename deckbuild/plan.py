@@ -472,21 +472,12 @@ def _render(
 def _retired(
     root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote], snapshot: Snapshot | None
 ) -> list[RenderedNote]:
-    """The notes the last release retired, each telling its learners why and what replaces it."""
     if snapshot is None:
         return []
     from deckbuild.release import retirement
-    from deckbuild.release.versioning import front_text
 
-    current = {n.card_id for n in rendered}
-    guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
-    gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
-    leaving = {k for k, n in snapshot.notes.items() if not n.retired and k not in current and n.guid not in guids}
-    live = {n.card_id: front_text(n) for n in rendered}
-    renamed = {old: c.id for c in cards for old in c.previous_ids}
-    why = retirement.load(root, {n.card_id for n in gone}, leaving, live, renamed)
-    shown = [retirement.present(n, why[n.card_id], live) for n in gone]
-    return [n.as_rendered(len(rendered) + i) for i, n in enumerate(shown)]
+    gone = retirement.shipped(root, cards, rendered, snapshot)
+    return [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
 
 
 def _stamp(

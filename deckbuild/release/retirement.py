@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.apkg.notetypes import NOTETYPES
 from deckbuild.errors import Location, Problem, ProjectInvalid, close_key
 from deckbuild.layout import RETIRED_FILE
-from deckbuild.model import RETIRED_TAG
+from deckbuild.model import RETIRED_TAG, Card, RenderedNote
 from deckbuild.notes import content_hash
-from deckbuild.release.versioning import PublishedNote
+from deckbuild.release.versioning import PublishedNote, Snapshot
 from deckbuild.yamlload import LocatedMap, load_yaml
 
 KEYS = ("reason", "replaced_by")
@@ -35,6 +35,7 @@ DEFAULT_REASON = "This card is no longer part of the deck."
 # formula-table refs of the seeds ((F48)), and hex digests.
 INTERNAL_CODE = re.compile(r"\bE\d{3}\b|\(F\d+\)|\b(?:[a-z0-9]+-)*q\d{2,3}\b|\b[0-9a-f]{12,}\b")
 _CLOZE_NUMBER = re.compile(r"\{\{c(\d+)::")
+_CLOZE = re.compile(r"\{\{c\d+::.*?\}\}(?!\})")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,18 @@ class Retirement:
 
     reason: str
     replaced_by: str
+
+
+def shipped(root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote], snapshot: Snapshot) -> list[PublishedNote]:
+    """The notes `snapshot` retired that still ship, each telling its learners why and what replaces it."""
+    current = {n.card_id for n in rendered}
+    guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
+    gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
+    leaving = {k for k, n in snapshot.notes.items() if not n.retired and k not in current and n.guid not in guids}
+    live = {n.card_id: question_text(n.fields, n.notetype == "cloze") for n in rendered}
+    renamed = {old: c.id for c in cards for old in c.previous_ids}
+    why = load(root, {n.card_id for n in gone}, leaving, live, renamed)
+    return [present(n, why[n.card_id], live) for n in gone]
 
 
 def load(
@@ -160,6 +173,14 @@ def _entry(
         found = f"'{replaced_by}', a retired card" if replaced_by in retired else f"'{replaced_by}', no card of the deck"
         raise _Bad(_problem(by_at, "E436", "the id of a live card that replaces it", found, hint))
     return Retirement(reason.strip(), replaced_by)
+
+
+def question_text(fields: tuple[str, ...] | list[str], is_cloze: bool) -> str:
+    """A live card's front as a learner reads it, to name it by: a cloze's context, or its text
+    with every deletion shown as [...] (never its answer)."""
+    text = (fields[1] or _CLOZE.sub("[...]", fields[0])) if is_cloze else fields[0]
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text))).strip()
+    return text if len(text) <= 160 else text[:159].rsplit(" ", 1)[0] + "…"
 
 
 def present(note: PublishedNote, retirement: Retirement, live: Mapping[str, str]) -> PublishedNote:
