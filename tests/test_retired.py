@@ -205,3 +205,24 @@ def test_the_internal_code_pattern_finds_each_kind() -> None:
         assert INTERNAL_CODE.search(code), code
     for fine in ("ResNet-110", "Q3 results", "f(x) = 2x", "E = mc²", "fp32"):
         assert not INTERNAL_CODE.search(fine), fine
+
+
+def test_the_example_of_docs_format_builds(project: Path) -> None:
+    """docs/format.md's releases/retired.yaml, in a project where its ids exist."""
+    text = (REPO / "docs" / "format.md").read_text(encoding="utf-8")
+    start = text.index("```yaml\n", text.index("### Retired cards")) + len("```yaml\n")
+    example = text[start : text.index("```", start)]
+    path = project / "cards" / "a.yaml"
+    path.write_text(
+        path.read_text()
+        .replace("- id: keep-qa\n", "- id: lr-warmup-cosine\n")
+        .replace("- id: old-qa\n", "- id: warmup-cosine-old\n")
+    )
+    release(project)
+    text = path.read_text()
+    path.write_text(text[: text.index("- id: warmup-cosine-old")] + text[text.index("- id: keep-cloze") :])
+    (project / "releases" / "retired.yaml").write_text(example)
+    # Written before the release that retires the card: that release's package shows it.
+    front = visible_text(_package_notes(release(project).build.path)["warmup-cosine-old"][0])
+    assert front.startswith("Retired card. It asked two things at once; each now has its own card.")
+    assert "Study instead: “What does a learning-rate warm-up protect against?”" in front
