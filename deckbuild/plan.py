@@ -316,6 +316,7 @@ def _plan(
             bump=bump,
             allow_schema_change=allow_schema_change,
             past=past,
+            cards=cards,
         )
         config = dataclasses.replace(config, version=decision.version)
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})

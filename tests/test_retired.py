@@ -16,6 +16,7 @@ from golden import snapshot
 from deckbuild.cli import main
 from deckbuild.commands import build, release
 from deckbuild.release.retirement import INTERNAL_CODE, question_text
+from deckbuild.release.versioning import read_snapshot
 
 T0 = 1767225600  # 2026-01-01
 DAY = 86400
@@ -80,6 +81,10 @@ def test_a_learner_sees_the_retired_front_after_a_plain_import_history_kept(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(T0 + DAY))
     second = release(project)
     assert second.version == "2.0.0"
+    # The release records the notes as they ship (push's baseline for a plain import).
+    recorded = read_snapshot(project / "releases" / "2.0.0.jsonl").notes
+    assert recorded["old-qa"].fields[0] == _package_notes(second.build.path)["old-qa"][0]
+    assert "Retired card." in recorded["old-cloze"].fields[0]
     log = import_package(collection, second.build.path)
     assert sorted(n.fields[9] for n in log.updated) == ["old-cloze", "old-qa"] and not log.new
     assert history(collection) == before  # every card, its scheduling and its reviews stay
