@@ -268,6 +268,10 @@ def _plan(
             root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past
         )
         problems += variant_stage.check_variants(config, cards)
+        if previous is not None:  # releases/retired.yaml: why each retired note left, what replaces it
+            from deckbuild.release import retirement
+
+            problems += retirement.check(root, cards, previous)
         if record is not None:  # a variant's deck name against the one it was built with
             problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
     cache.commit()  # keep the good files' parses even if the project is invalid

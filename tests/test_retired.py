@@ -159,6 +159,8 @@ def test_bad_retired_entries_are_located_and_change_no_file(
     assert f"releases/retired.yaml:{line}:{col}: {code} " in out.output, out.output
     assert words in out.output and "Traceback" not in out.output
     assert package.read_bytes() == before and (project / "deckbuild.lock").read_bytes() == lock
+    checked = CliRunner().invoke(main, ["check", "-C", str(project)])  # check finds it too
+    assert checked.exit_code != 0 and f"releases/retired.yaml:{line}:{col}: {code} " in checked.output, checked.output
 
 
 @pytest.fixture(scope="module")

@@ -58,6 +58,20 @@ def shipped(root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote],
     return [present(n, why[n.card_id], live) for n in gone]
 
 
+def check(root: Path, cards: Sequence[Card], snapshot: Snapshot) -> list[Problem]:
+    """retired.yaml's problems (E435–E439), found from the cards before any is rendered (`check`)."""
+    ids = {c.id for c in cards}
+    claimed = {old for c in cards for old in c.previous_ids}
+    retired = {k for k, n in snapshot.notes.items() if n.retired and k not in ids}
+    leaving = {k for k, n in snapshot.notes.items() if not n.retired and k not in ids and k not in claimed}
+    renamed = {old: c.id for c in cards for old in c.previous_ids}
+    try:
+        load(root, retired, leaving, dict.fromkeys(ids, ""), renamed)
+    except ProjectInvalid as invalid:
+        return list(invalid.problems())
+    return []
+
+
 def load(
     root: Path,
     retired: Set[str],
