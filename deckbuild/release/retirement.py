@@ -125,7 +125,7 @@ class _Bad(Exception):
 
 
 def _problem(where: Location, code: str, expected: str, found: str, fix: str = "") -> Problem:
-    return Problem(where, code, f"{RETIRED_FILE}: expected {expected}, found {found}" + (f"; {fix}" if fix else ""))
+    return Problem(where, code, f"expected {expected}, found {found}" + (f"; {fix}" if fix else ""))
 
 
 def _entry(
