@@ -182,6 +182,10 @@ def _plan(
             root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past
         )
         problems += variant_stage.check_variants(config, cards)
+        if previous is not None:  # releases/retired.yaml: why each retired note left, what replaces it
+            from deckbuild.release import retirement
+
+            problems += retirement.check(root, cards, previous)
         if record is not None:  # a variant's deck name against the one it was built with
             problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
     cache.commit()  # keep the good files' parses even if the project is invalid
@@ -230,12 +234,13 @@ def _plan(
             bump=bump,
             allow_schema_change=allow_schema_change,
             past=past,
+            cards=cards,
         )
         config = dataclasses.replace(config, version=decision.version)
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
         previous = decision.snapshot
     # Stage 9: notes retired in the last release keep shipping as they last shipped.
-    retired = _retired(rendered, previous)
+    retired = _retired(root, cards, rendered, previous)
     source = Source(root, config, cards, notetypes)
     variant_decision = None
     if goal == "release" and variant is not None:
@@ -383,12 +388,14 @@ def _render(
     return rendered
 
 
-def _retired(rendered: Sequence[RenderedNote], snapshot: Snapshot | None) -> list[RenderedNote]:
+def _retired(
+    root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote], snapshot: Snapshot | None
+) -> list[RenderedNote]:
     if snapshot is None:
         return []
-    current = {n.card_id for n in rendered}
-    guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
-    gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
+    from deckbuild.release import retirement
+
+    gone = retirement.shipped(root, cards, rendered, snapshot)
     return [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
 
 
