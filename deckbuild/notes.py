@@ -113,12 +113,12 @@ def render_notes(
             values = {"Question": markdown_html(card.question), "Answer": markdown_html(card.answer), **common}
             notetype = QA
         else:
-            from deckbuild import cloze
+            from deckbuild.cloze.emit import render_fact, to_anki_formula
 
             if card.kind == "formula":
-                text = memoized("formula", card.formula, cloze.to_anki_formula)
+                text = memoized("formula", card.formula, to_anki_formula)
             else:
-                text = memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, markdown_html))
+                text = memoized("fact", card.fact, lambda fact: render_fact(fact, markdown_html))
             parent = by_id.get(card.of)
             if parent is not None and not card.related:
                 common["Related"] = related_html([(parent.id, parent.question)], "From the question", memo)

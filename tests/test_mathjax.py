@@ -13,7 +13,8 @@ from cloze_support.anki_render import render_cloze
 from cloze_support.deck_cards import field_html, load_cards, markdown_stand_in
 from cloze_support.mathjax_page import typeset
 
-from deckbuild.cloze import find_math_spans, render_fact
+from deckbuild.cloze.emit import render_fact
+from deckbuild.cloze.scan import find_math_spans
 from deckbuild.mathjax_macros import ENVIRONMENTS, MACROS
 
 

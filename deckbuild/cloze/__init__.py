@@ -19,30 +19,12 @@ real Anki backend (tests/test_cloze_cards.py and tests/test_cloze_hypothesis.py)
 
 Everything here is pure (no I/O): problems carry character offsets into the checked text,
 and validate.py maps them to file:line:col.
+
+This package module imports none of its own modules: importing any of them runs it first, so a
+re-export here would close a circle.  Import the names from the module that defines them.
 """
 
 from __future__ import annotations
-
-from deckbuild.cloze.checks import math_problems, validate_fact, validate_formula, validate_math
-from deckbuild.cloze.emit import render_fact, to_anki_formula
-from deckbuild.cloze.scan import Deletion, ParsedCloze, Plain, cloze_numbers, find_math_spans, parse_deletions
-
-__all__ = [
-    "ERROR_CODES",
-    "Deletion",
-    "ParsedCloze",
-    "Plain",
-    "cloze_numbers",
-    "find_math_spans",
-    "math_problems",
-    "parse_deletions",
-    "render_fact",
-    "to_anki_formula",
-    "validate_fact",
-    "validate_formula",
-    "validate_math",
-]
-
 
 ERROR_CODES: dict[str, str] = {
     "E401": "Unbalanced braces in LaTeX: a '{' is never closed or a '}' closes nothing.",

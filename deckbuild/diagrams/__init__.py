@@ -12,27 +12,7 @@ Anki, which never overwrites a media file of the same name, picks the new pictur
 
 The modules, one job each: registry (what can be drawn), validation (a spec against it),
 keys (cache keys), cache (materialize), pool (the drawing workers), rendering (one
-picture in this process), _style (the house style; imports matplotlib).
+picture in this process), _style (the house style; imports matplotlib).  This package module
+imports none of them (importing any of them runs it first, so a re-export would close a circle):
+import a name from the module that defines it.
 """
-
-from __future__ import annotations
-
-from deckbuild.diagrams.cache import DiagramFailures, materialize
-from deckbuild.diagrams.keys import cache_key
-from deckbuild.diagrams.pool import NUMERIC_ENV, start_workers
-from deckbuild.diagrams.registry import REGISTRY, DiagramInfo
-from deckbuild.diagrams.rendering import render_png
-from deckbuild.diagrams.validation import DiagramError, validate
-
-__all__ = [
-    "NUMERIC_ENV",
-    "REGISTRY",
-    "DiagramError",
-    "DiagramFailures",
-    "DiagramInfo",
-    "cache_key",
-    "materialize",
-    "render_png",
-    "start_workers",
-    "validate",
-]

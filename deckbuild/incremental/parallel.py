@@ -92,7 +92,7 @@ def parse_here(load: Load, path: Path, display: str, raw: bytes | None, prerende
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
     """Render every text notes.render_notes will ask the memo for (a miss only costs time)."""
-    from deckbuild import cloze
+    from deckbuild.cloze.emit import render_fact, to_anki_formula
     from deckbuild.render import RenderMemo
 
     memo = RenderMemo()
@@ -101,9 +101,9 @@ def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
             memo.markdown_html(text)
         memo.markdown_html(card.question or card.context or card.id, inline=True)  # as a related card
         if card.kind == "formula":
-            memo.memoized("formula", card.formula, cloze.to_anki_formula)
+            memo.memoized("formula", card.formula, to_anki_formula)
         elif card.kind == "fact":
-            memo.memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, memo.markdown_html))
+            memo.memoized("fact", card.fact, lambda fact: render_fact(fact, memo.markdown_html))
     return memo.fresh
 
 

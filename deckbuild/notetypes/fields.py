@@ -121,9 +121,9 @@ def render_field(text: str, is_html: bool, memo: RenderMemo | None = None) -> st
     if is_plain_text(stripped):
         return as_text
     if CLOZE_SYNTAX.search(stripped):  # only in cloze fields (E215): deletions kept, Markdown around them
-        from deckbuild import cloze
+        from deckbuild.cloze.emit import render_fact
 
-        rendered = memoized("declared-cloze", stripped, lambda t: cloze.render_fact(t, markdown_html))
+        rendered = memoized("declared-cloze", stripped, lambda t: render_fact(t, markdown_html))
         return as_text if rendered == f"<p>{as_text}</p>" else rendered
     rendered = markdown_html(stripped)
     # Markdown found no syntax (Japanese punctuation, dashes, arrows ... are beyond the fast
@@ -188,7 +188,7 @@ def _offset_location(card: Card, name: str, text: str, offset: int) -> Location:
 
 def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[str, NoteType]) -> list[Problem]:
     """Every check on cards of declared note types that needs the note type (E211-E219)."""
-    from deckbuild import cloze
+    from deckbuild.cloze.checks import math_problems, validate_fact
 
     problems: list[Problem] = []
     content_checked: set[str] = set()
@@ -250,7 +250,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                         )
                     )
                 continue
-            checks = cloze.validate_fact(text) if found else (cloze.math_problems(text) if "\\" in text else [])
+            checks = validate_fact(text) if found else (math_problems(text) if "\\" in text else [])
             if len(cloze_fields) > 1:  # c1..cN may be spread over several cloze fields
                 checks = [issue for issue in checks if issue.code != "E403"]
             for issue in checks:
