@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.errors import BuildBusy, LocatedError, Location, WriteFailed
-from deckbuild.plan import Plan, file_digest
+from deckbuild.plan_result import Plan, file_digest
 
 
 @dataclass(frozen=True)

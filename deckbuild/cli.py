@@ -8,131 +8,24 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import sys
-from collections.abc import Callable, Sequence
-from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
 
 import click
 
 from deckbuild import __version__
-from deckbuild.errors import DeckbuildError, Problem
-from deckbuild.layout import CONFIG_FILE
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-PROJECT_HELP = "The deck project folder (the one holding deck.yaml)  [default: this folder or the nearest one above it]."
-
-
-def _project_option(*, search: bool = True, required: bool = True) -> Callable[[F], F]:
-    """`-C DIR`, after the command name (or before it, on `deckbuild`: the same option, given once).
-
-    Without it the project is this folder or, as git finds its repository, the nearest one
-    above that holds deck.yaml (stopping at a git root); `search=False` (import) takes this folder.
-    `required=False` (diff of two .apkg files) falls back to this folder when there is none.
-    """
-
-    def resolve(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path:
-        before = ctx.parent.params.get("project") if ctx.parent is not None else None
-        if value is not None and before is not None:
-            raise click.UsageError("-C given twice (before and after the command name); give it once", ctx)
-        given = value if value is not None else before
-        if given is not None:
-            if required and not os.path.lexists(given / CONFIG_FILE):
-                _no_project(f"no {CONFIG_FILE} in {given}")
-            return Path(given)
-        if not search:
-            return Path(".")
-        found = find_project(Path.cwd())
-        if found is None:
-            if not required:
-                return Path(".")
-            _no_project(f"no {CONFIG_FILE} in this folder or any folder above it")
-        if found.resolve() != Path.cwd().resolve():
-            click.echo(f"using the deck project in {found}", err=True)
-        return found
-
-    return click.option(
-        "-C",
-        "--project",
-        "project",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        callback=resolve,
-        help=PROJECT_HELP,
-    )
-
-
-def find_project(start: Path) -> Path | None:
-    """The nearest folder from `start` up that holds deck.yaml, stopping at a git root or the filesystem's root."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        if os.path.lexists(folder / CONFIG_FILE):
-            return folder if folder != here else start
-        if (folder / ".git").exists():
-            return None
-    return None
-
-
-def _no_project(what: str) -> NoReturn:
-    click.echo(
-        f"{CONFIG_FILE}: E150 {what}: this is not a deck project. `deckbuild new DIR` starts one;"
-        " `-C DIR` points at one (`deckbuild -C DIR COMMAND`)",
-        err=True,
-    )
-    sys.exit(1)
-
-
-PROJECT_OPTION = _project_option()
-
-IDENTITY_OPTION = click.option(
-    "--allow-identity-change",
-    is_flag=True,
-    help="Accept a deck name changed since the last build (learners must rename their deck in Anki first), or, with"
-    " `release --bump major`, a changed namespace (every note becomes new).  See docs/format.md.",
+from deckbuild.cli_options import (
+    IDENTITY_OPTION,
+    PROJECT_HELP,
+    PROJECT_OPTION,
+    VARIANT_OPTION,
+    collection_options,
+    handles_errors,
+    progress_lines,
+    project_option,
+    relative,
+    report,
 )
-
-
-def _report(problems: Sequence[Problem]) -> None:
-    for problem in problems:
-        click.echo(problem.format(), err=True)
-
-
-def handles_errors(func: F) -> F:
-    """Turn a DeckbuildError into its located messages and exit status; no traceback."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except DeckbuildError as exc:
-            problems = exc.problems()
-            _report(problems)
-            # A summary ("3 error(s) in the sources") follows the problems; an error that is one
-            # located problem (LocatedError) has said everything in its one line.
-            summary = str(exc)
-            if summary not in {p.format() for p in problems} and (not problems or any(p.severity == "error" for p in problems)):
-                click.secho(f"error: {summary}", fg="red", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("interrupted; outputs left as they were", err=True)
-            sys.exit(130)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
-            raise
-        except Exception as exc:  # a bug in deckbuild, never a user's mistake: those are DeckbuildErrors
-            if os.environ.get("DECKBUILD_DEBUG"):
-                raise
-            click.secho(
-                f"internal error: {type(exc).__name__}: {exc}; outputs left as they were.\n"
-                "This is a bug in deckbuild, please report it (DECKBUILD_DEBUG=1 shows the traceback).",
-                fg="red",
-                err=True,
-            )
-            sys.exit(2)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -190,22 +83,22 @@ def build(
         strict=strict,
         allow_identity_change=allow_identity_change,
         jobs=jobs,
-        progress=_progress(quiet),
+        progress=progress_lines(quiet),
         variant=variant,
     )
     if not quiet:
         warnings = [p for p in result.plan.problems if p.severity == "warning"]
         if warnings:  # as `check` reports them: a successful build must not hide them
-            _report(warnings)
+            report(warnings)
             click.echo(f"{len(warnings)} warning(s)", err=True)
         state = "wrote" if result.written else "up to date:"
         changed = "nothing changed" if result.plan.up_to_date else f"{result.changed_notes} notes changed"
         click.echo(
-            f"{state} {_relative(result.path)}: {result.notes} notes, {result.cards} cards, {result.media} media files"
+            f"{state} {relative(result.path)}: {result.notes} notes, {result.cards} cards, {result.media} media files"
             f" ({changed} since the last build)"
         )
         for path, notes in result.variants if variant is None else ():
-            click.echo(f"  variant {_relative(path)}: {notes} notes")
+            click.echo(f"  variant {relative(path)}: {notes} notes")
 
 
 @main.command()
@@ -233,7 +126,7 @@ def check(project: Path, fmt: str, strict: bool, allow_identity_change: bool) ->
     if fmt == "json":
         click.echo(json.dumps([p.to_json() for p in problems], indent=2))
     else:
-        _report(problems)
+        report(problems)
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     if fmt == "text":
@@ -262,13 +155,13 @@ def new(directory: Path, name: str | None) -> None:
     from deckbuild.scaffold.new import deckbuild_requirement, new_project
 
     written = new_project(directory, name)
-    click.echo(f"created {_relative(directory)}/ with {len(written)} files:")
+    click.echo(f"created {relative(directory)}/ with {len(written)} files:")
     for path in written:
         click.echo(f"  {path.as_posix()}")
     _line, warning = deckbuild_requirement()
     if warning:
         click.echo("warning: requirements.txt: " + warning.replace("\n", " "), err=True)
-    click.echo(f"next: cd {_relative(directory)} && deckbuild check && deckbuild build   (then import dist/*.apkg in Anki)")
+    click.echo(f"next: cd {relative(directory)} && deckbuild check && deckbuild build   (then import dist/*.apkg in Anki)")
 
 
 @main.command()
@@ -294,16 +187,16 @@ def adopt(source: Path, directory: Path, ids_from: Path | None) -> None:
     from deckbuild.adopt.run import adopt as run_adopt
 
     result = run_adopt(source, directory, ids_from)
-    _report(result.warnings)
+    report(result.warnings)
     click.echo(
-        f"adopted '{result.deck_name}' into {_relative(directory)}/: {result.notes} notes, {result.notetypes} note types,"
+        f"adopted '{result.deck_name}' into {relative(directory)}/: {result.notes} notes, {result.notetypes} note types,"
         f" {result.media} media files ({result.html_fields} fields kept as HTML)"
     )
-    click.echo(f"next: cd {_relative(directory)} && deckbuild build")
+    click.echo(f"next: cd {relative(directory)} && deckbuild build")
 
 
 @main.command("import")
-@_project_option(search=False, required=False)
+@project_option(search=False, required=False)
 @click.argument("seed_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @handles_errors
 def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
@@ -317,7 +210,7 @@ def import_(project: Path, seed_files: tuple[Path, ...]) -> None:
     \b
       deckbuild import seeds/training-dynamics-43.txt seeds/deep-learning-120.txt
     """
-    from deckbuild.importer.update import run_import
+    from deckbuild.commands import run_import
 
     status = run_import(
         project, list(seed_files), lambda line: click.echo(line, err=line.startswith(("error", "warning", "nothing")))
@@ -365,16 +258,16 @@ def release(project: Path, bump: str | None, allow_schema_change: bool, allow_id
         bump=bump,
         allow_schema_change=allow_schema_change,
         allow_identity_change=allow_identity_change,
-        progress=_progress(quiet=False),
+        progress=progress_lines(quiet=False),
         variant=variant,
     )
-    _report(result.warnings)
+    report(result.warnings)
     click.echo(f"released {f'variant {variant} ' if variant else ''}{result.version}: {result.changes.summary()}")
-    click.echo(f"wrote {_relative(result.build.path)}: {result.build.notes} notes, {result.build.cards} cards")
+    click.echo(f"wrote {relative(result.build.path)}: {result.build.notes} notes, {result.build.cards} cards")
 
 
 @main.command()
-@_project_option(required=False)
+@project_option(required=False)
 @click.argument("old")
 @click.argument("new")
 @handles_errors
@@ -423,9 +316,9 @@ def preview(project: Path, out: Path | None, quiet: bool, check_fit: bool) -> No
     """
     from deckbuild.preview.site import write_preview
 
-    result = write_preview(project, out, _progress(quiet), check_fit=check_fit)
+    result = write_preview(project, out, progress_lines(quiet), check_fit=check_fit)
     if not quiet:
-        click.echo(f"wrote {_relative(result.index)}: {result.cards} cards, {result.media} media files")
+        click.echo(f"wrote {relative(result.index)}: {result.cards} cards, {result.media} media files")
         if check_fit:
             click.echo(f"all {result.cards} cards fit a 360-px screen, light and night")
 
@@ -453,35 +346,6 @@ def serve(project: Path, host: str, port: int, open_browser: bool) -> None:
     gc.enable()  # serve rebuilds for as long as it runs: its cyclic garbage must be collected
 
     run_serve(project, host=host, port=port, open_browser=open_browser, echo=lambda line: click.echo(line, err=True))
-
-
-COLLECTION_OPTIONS = [
-    click.option(
-        "--collection",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="The collection file (collection.anki2); for status also an exported .apkg of one.",
-    ),
-    click.option("--profile", help="An Anki desktop profile name, e.g. 'User 1' (instead of --collection)."),
-    click.option(
-        "--base",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Anki's base folder, if not the default (~/.local/share/Anki2, ~/Library/Application Support/Anki2, %APPDATA%\\Anki2; or $ANKI_BASE).",
-    ),
-    click.option(
-        "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="json: one object."
-    ),
-]
-
-
-VARIANT_OPTION = click.option(
-    "--variant", metavar="KEY", help="Use this variant's package (deck.yaml's `variants:`) instead of the full deck's."
-)
-
-
-def collection_options(func: F) -> F:
-    for option in reversed(COLLECTION_OPTIONS):
-        func = option(func)
-    return func
 
 
 @main.command()
@@ -531,23 +395,6 @@ def status(project: Path, collection: Path | None, profile: str | None, base: Pa
 
     report = run_status(resolve(collection, profile, base), project, variant=variant)
     click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else status_text(report))
-
-
-def _progress(quiet: bool) -> Callable[[int, int, str], None]:
-    """Progress lines for long work (drawing diagrams, rendering cards) on stderr, unless quiet."""
-
-    def progress(done: int, total: int, what: str) -> None:
-        if not quiet:
-            click.echo(f"  [{done}/{total}] {what}", err=True)
-
-    return progress
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def run() -> None:

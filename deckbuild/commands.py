@@ -1,24 +1,26 @@
-"""check, build, release, push and status: each the plan plus a small consumer (the CLI calls these)."""
+"""check, build, release, push, status and import: each the plan plus a small consumer (the CLI calls these)."""
 
 from __future__ import annotations
 
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply, settle
-from deckbuild.errors import Problem
+from deckbuild.errors import DeckbuildError, Problem
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
-from deckbuild.plan import Plan, Summary, plan
+from deckbuild.plan import plan
+from deckbuild.plan_result import Plan, Summary
 
 if TYPE_CHECKING:
     from deckbuild.collection.push import PushReport
     from deckbuild.collection.status import StatusReport
+    from deckbuild.importer.update import ImportReport
     from deckbuild.release.versioning import Changes
 
 
@@ -211,3 +213,32 @@ def _pushed_as(built: Built, variant: str | None) -> tuple[str, str]:
     if chosen is None:
         return config.namespace, config.version
     return f"{config.namespace}/{chosen.key}", chosen.version
+
+
+def import_seeds(project_dir: Path, seed_paths: list[Path]) -> ImportReport:
+    """Import seeds into project_dir/cards: the import plan, then apply; all files or none.
+
+    Raises SeedFormatError (bad seed), CardsFileError (unreadable cards file) or, when a
+    card file cannot be written, E140 (nothing written).
+    """
+    settle(Path(project_dir), writing=True)
+    planned = plan(Path(project_dir), "import", seeds=seed_paths)
+    assert planned.imported is not None
+    planned.imported.written.extend(apply(planned).written)
+    return planned.imported
+
+
+def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], None]) -> int:
+    """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 1 error)."""
+    try:
+        report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])
+    except DeckbuildError as exc:  # a bad seed, cards file or curation file
+        for line in [p.format() for p in exc.problems()] or [str(exc)]:
+            echo(f"error: {line}")
+        echo("nothing written to cards/")
+        return exc.exit_code
+    for warning in report.warnings:
+        echo(f"warning: {warning}")
+    for seed_report in report.seeds:
+        echo(seed_report.summary())
+    return 0

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from deckbuild.errors import Location, Problem, close_key
 from deckbuild.layout import CONFIG_FILE, DEFAULT_OUTPUT
+from deckbuild.limits import SEMVER
 from deckbuild.model import DeckConfig, Variant
 from deckbuild.notetypes.sanitize import sanitize_html
-from deckbuild.variants import parse_variants
+from deckbuild.variant_config import parse_variants
 from deckbuild.yamlload import LocatedMap, load_yaml
 
-SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
 OPTIONS: dict[str, tuple[bool, str]] = {

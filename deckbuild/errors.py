@@ -130,6 +130,10 @@ class LocatedError(DeckbuildError):
         return (self.problem,)
 
 
+class PreviewError(DeckbuildError):
+    """The preview cannot be written where asked (the preview site and its fit check raise it)."""
+
+
 class BuildBusy(DeckbuildError):
     """Another deckbuild process holds the project's lock."""
 

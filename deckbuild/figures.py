@@ -49,9 +49,9 @@ def start_early(root: Path) -> None:
         except OSError:
             continue  # the build reports it
         if found:
-            from deckbuild import diagrams
+            from deckbuild.diagrams.pool import start_workers
 
-            diagrams.start_workers()
+            start_workers()
             return
 
 
@@ -75,7 +75,9 @@ def figures(
     diagram_cards = [c for c in cards if c.figure is not None and c.figure.diagram]
     if not diagram_cards:
         return found  # matplotlib is never imported
-    from deckbuild import diagrams
+    from deckbuild.diagrams.cache import DiagramFailures, materialize
+    from deckbuild.diagrams.keys import cache_key
+    from deckbuild.diagrams.registry import REGISTRY
     from deckbuild.layout import CACHE_DIR
 
     specs = [(c.figure.diagram, c.figure.params_dict()) for c in diagram_cards if c.figure and c.figure.diagram]
@@ -85,15 +87,15 @@ def figures(
             progress(done, total, f"rendering diagram {name}")
 
     try:
-        paths = diagrams.materialize(specs, root / CACHE_DIR / "diagrams", diagram_progress, jobs=jobs)
-    except diagrams.DiagramFailures as exc:  # every card whose diagram failed, in source order
-        failed = [(c, exc.failures.get(diagrams.cache_key(*spec))) for c, spec in zip(diagram_cards, specs, strict=True)]
+        paths = materialize(specs, root / CACHE_DIR / "diagrams", diagram_progress, jobs=jobs)
+    except DiagramFailures as exc:  # every card whose diagram failed, in source order
+        failed = [(c, exc.failures.get(cache_key(*spec))) for c, spec in zip(diagram_cards, specs, strict=True)]
         raise ProjectInvalid(
             Problem(c.where("diagram"), "E131", f"card '{c.id}': {why} (check the diagram's params)")
             for c, why in failed
             if why is not None
         ) from None
     for card, (name, params) in zip(diagram_cards, specs, strict=True):
-        path = paths[diagrams.cache_key(name, params)]
-        found[card.id] = (MediaFile(path.name, path), diagrams.REGISTRY[name].illustrative)
+        path = paths[cache_key(name, params)]
+        found[card.id] = (MediaFile(path.name, path), REGISTRY[name].illustrative)
     return found

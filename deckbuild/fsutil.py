@@ -6,10 +6,6 @@ import os
 import stat
 from pathlib import Path
 
-from deckbuild.writer import atomic_write_bytes
-
-__all__ = ["atomic_write_bytes", "not_regular_message", "special_kind"]
-
 
 def special_kind(path: Path) -> str | None:
     """What a path is if it exists but is neither a regular file nor a folder, else None.

@@ -14,6 +14,7 @@ NOTETYPES_DIR = "notetypes"
 """Declared note types, one folder each: notetype.yaml, templates and CSS."""
 RECORD_FILE = "deckbuild.lock"
 RELEASES_DIR = "releases"
+RETIRED_FILE = f"{RELEASES_DIR}/retired.yaml"  # why each retired note left and what replaces it
 CHANGELOG = "CHANGELOG.md"
 DEFAULT_OUTPUT = "dist"
 """Where packages go unless deck.yaml's `output` says otherwise."""

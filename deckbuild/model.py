@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -49,8 +53,6 @@ class DeckConfig:
 
     @property
     def slug(self) -> str:
-        from deckbuild.apkg.ids import slugify
-
         return slugify(self.name)
 
 
@@ -135,3 +137,19 @@ class StampedNote:
 
     note: RenderedNote
     mod: int
+
+
+def content_hash(notetype: str, fields: Sequence[str], tags: Sequence[str]) -> str:
+    """What decides whether a note changed: its note type, fields and tags (not its position)."""
+    payload = _JSON.encode([notetype, list(fields), list(tags)])
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""json.dumps(..., ensure_ascii=False)'s encoder, made once (dumps makes one per call)."""
+
+
+def slugify(text: str) -> str:
+    """A file- and tag-safe slug: lower-case ASCII words joined by '-'."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return "-".join(re.findall(r"[a-z0-9]+", ascii_text)) or "deck"

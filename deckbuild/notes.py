@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
 from deckbuild.apkg.notetypes import CLOZE, QA, NoteType
-from deckbuild.model import Card, MediaFile, RenderedNote
+from deckbuild.model import Card, MediaFile, RenderedNote, content_hash, slugify
 from deckbuild.render import RenderMemo, figure_html, plain, related_html
 
 if TYPE_CHECKING:
-    from deckbuild.incremental.cache import NoteReuse
+    from deckbuild.incremental.note_reuse import NoteReuse
 
 MISSING_CODE_NOTICE = "The source's code example for this answer was lost; the text refers to code that is not shown."
 ILLUSTRATIVE = "Illustrative values, not from the source."
 # The tag prefixes every note carries; the preview's filters and the variants' rules read
-# them back (plan._facets, variants.tag_facts).
+# them back (plan_result.note_facets, variant_selection.tag_facts).
 DIFFICULTY_TAG = "difficulty::"
 TOPIC_TAG = "topic::"
 SOURCE_TAG = "source::"
@@ -39,7 +37,7 @@ def card_tags(card: Card, difficulty: str, topics: Sequence[str], source: str, e
     tags = {DIFFICULTY_TAG + difficulty} if difficulty else set()
     tags.update(TOPIC_TAG + topic for topic in topics)
     document = source.split("#", 1)[0].strip() if source else "original"
-    tags.add(SOURCE_TAG + ids.slugify(document))
+    tags.add(SOURCE_TAG + slugify(document))
     if card.kind != "qa":
         tags.add(KIND_TAG + card.kind)
     if card.missing_code:
@@ -115,12 +113,12 @@ def render_notes(
             values = {"Question": markdown_html(card.question), "Answer": markdown_html(card.answer), **common}
             notetype = QA
         else:
-            from deckbuild import cloze
+            from deckbuild.cloze.emit import render_fact, to_anki_formula
 
             if card.kind == "formula":
-                text = memoized("formula", card.formula, cloze.to_anki_formula)
+                text = memoized("formula", card.formula, to_anki_formula)
             else:
-                text = memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, markdown_html))
+                text = memoized("fact", card.fact, lambda fact: render_fact(fact, markdown_html))
             parent = by_id.get(card.of)
             if parent is not None and not card.related:
                 common["Related"] = related_html([(parent.id, parent.question)], "From the question", memo)
@@ -148,13 +146,3 @@ def render_notes(
 
 def _front_text(card: Card) -> str:
     return card.question or card.context or card.id
-
-
-def content_hash(notetype: str, fields: Sequence[str], tags: Sequence[str]) -> str:
-    """What decides whether a note changed: its note type, fields and tags (not its position)."""
-    payload = _JSON.encode([notetype, list(fields), list(tags)])
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""json.dumps(..., ensure_ascii=False)'s encoder, made once (dumps makes one per call)."""

@@ -6,7 +6,7 @@ decision, stamps, the package -- and returns a frozen `Plan` holding all of it a
 writes no project file (only `.deckbuild-cache/`: parses, Markdown, drawn diagrams);
 `apply.apply(plan)` does, all together.  So a command that fails anywhere before apply
 has changed nothing.  Every command is this plan plus a small consumer (commands.py,
-preview/site.py, importer/update.py).
+preview/site.py).
 
 This module is imported by every build, even one that is up to date: heavy modules
 (YAML, Markdown, genanki, matplotlib) are imported inside the stages that need them.
@@ -16,110 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors
+from deckbuild.errors import LocatedError, Location, ProjectInvalid, has_errors
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
+from deckbuild.plan_result import Goal, Output, Plan, Summary, file_digest, package_path
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
-    from deckbuild.importer.update import ImportReport
     from deckbuild.incremental.cache import BuildCache
     from deckbuild.model import Card, DeckConfig, MediaFile, RenderedNote, StampedNote
     from deckbuild.release.decision import ReleaseDecision
     from deckbuild.release.record import Clock, Record
     from deckbuild.release.variants import VariantDecision
     from deckbuild.release.versioning import Snapshot
-
-Goal = Literal["check", "build", "release", "import"]
-
-ABSENT = "absent"
-"""Output.base for a file that did not exist when the plan was made."""
-
-
-@dataclass(frozen=True)
-class Output:
-    """One file the plan writes: where, its exact bytes, and what the plan saw there."""
-
-    path: Path
-    data: bytes
-    place: str  # where a failure to write it is reported (deck.yaml's `output`, cards/...)
-    # sha256 of the file the plan read to compute `data` (ABSENT if there was none), or None
-    # if `data` does not derive from the file's old content; apply refuses to write over a
-    # file that changed since (another deckbuild wrote it in between).
-    base: str | None = None
-
-
-@dataclass(frozen=True)
-class Facets:
-    """What the preview shows about a note besides its fields."""
-
-    kind: str  # its kind:: tag (formula, fact, or an author's own such as scenario); qa without one
-    difficulty: str
-    topics: tuple[str, ...]
-    location: Location | None  # the card's place in cards/; None for a retired note (no source left)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The line a build prints: the package, its notes, cards and media, and how many notes changed."""
-
-    package: Path
-    notes: int
-    cards: int
-    media: int
-    changed_notes: int = 0
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a command knows before it writes, stage by stage, and every file it would write."""
-
-    root: Path
-    goal: Goal
-    inputs: str = ""  # fingerprint of everything the build read (incremental/uptodate.py)
-    up_to_date: bool = False  # the last build's outputs are current: nothing else was computed
-    config: DeckConfig | None = None
-    cards: tuple[Card, ...] = ()
-    notetypes: Mapping[str, NoteType] = field(default_factory=dict)  # every note type shipped, built-in ones first
-    problems: tuple[Problem, ...] = ()  # sorted by place; warnings only, unless goal is "check"
-    figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
-    notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
-    record: Record | None = None  # the build record as this plan leaves it
-    release: ReleaseDecision | None = None
-    imported: ImportReport | None = None
-    outputs: tuple[Output, ...] = ()  # in the order apply renames them into place (crash-safe)
-    summary: Summary | None = None
-    # deck.yaml's variants (variants.py): the packages written with their note counts; the one
-    # variant a `--variant KEY` build or release is about (then the full package is not
-    # written); that release's decision.
-    variants: tuple[tuple[Path, int], ...] = ()
-    only_variant: str | None = None
-    variant_release: VariantDecision | None = None
-
-    @functools.cached_property
-    def facets(self) -> Mapping[str, Facets]:
-        """By card id: what each note's tags say of it, and its card's place (read by the preview
-        only, so computed on first use rather than on every build)."""
-        return _facets(self.cards, self.notes)
-
-    @property
-    def package(self) -> Path | None:
-        """Where the package goes (also for a check, or when up to date); None without a valid deck.yaml."""
-        if self.summary is not None:
-            return self.summary.package
-        if self.config is None:
-            return None
-        return package_path(self.root, self.config)
-
-
-def package_path(root: Path, config: DeckConfig) -> Path:
-    return root / config.output / f"{config.slug}-{config.version}.apkg"
 
 
 def plan(
@@ -225,6 +138,7 @@ def _plan(
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
     from deckbuild.validate import validate_cards
+    from deckbuild.variant_selection import Source
 
     # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
@@ -268,6 +182,10 @@ def _plan(
             root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past
         )
         problems += variant_stage.check_variants(config, cards)
+        if previous is not None:  # releases/retired.yaml: why each retired note left, what replaces it
+            from deckbuild.release import retirement
+
+            problems += retirement.check(root, cards, previous)
         if record is not None:  # a variant's deck name against the one it was built with
             problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
     cache.commit()  # keep the good files' parses even if the project is invalid
@@ -316,13 +234,14 @@ def _plan(
             bump=bump,
             allow_schema_change=allow_schema_change,
             past=past,
+            cards=cards,
         )
         config = dataclasses.replace(config, version=decision.version)
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
         previous = decision.snapshot
     # Stage 9: notes retired in the last release keep shipping as they last shipped.
-    retired = _retired(rendered, previous)
-    source = variant_stage.Source(root, config, cards, notetypes)
+    retired = _retired(root, cards, rendered, previous)
+    source = Source(root, config, cards, notetypes)
     variant_decision = None
     if goal == "release" and variant is not None:
         # Stage 9b (release --variant): the variant's next version, changes and files.
@@ -458,7 +377,7 @@ def _render(
     cache: BuildCache,
 ) -> list[RenderedNote]:
     from deckbuild import notes as notes_stage
-    from deckbuild.incremental.cache import NoteReuse
+    from deckbuild.incremental.note_reuse import NoteReuse
     from deckbuild.render import RenderMemo
 
     memo = RenderMemo(cache.markdown(), cache.markdown_lookup)
@@ -469,12 +388,14 @@ def _render(
     return rendered
 
 
-def _retired(rendered: Sequence[RenderedNote], snapshot: Snapshot | None) -> list[RenderedNote]:
+def _retired(
+    root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote], snapshot: Snapshot | None
+) -> list[RenderedNote]:
     if snapshot is None:
         return []
-    current = {n.card_id for n in rendered}
-    guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
-    gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
+    from deckbuild.release import retirement
+
+    gone = retirement.shipped(root, cards, rendered, snapshot)
     return [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
 
 
@@ -556,31 +477,3 @@ def _media(
 
         files += notes_media(root, [n.fields for n in notes if n.notetype in declared], declared)
     return sorted({m.name: m for m in files}.values(), key=lambda m: m.name)
-
-
-def _facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
-    """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
-    from deckbuild.notes import DIFFICULTY_TAG, KIND_TAG, TOPIC_TAG
-
-    where = {card.id: card.location for card in cards}
-    facets = {}
-    for stamped in notes:
-        tags = stamped.note.tags
-        facets[stamped.note.card_id] = Facets(
-            next((t.removeprefix(KIND_TAG) for t in tags if t.startswith(KIND_TAG)), "qa"),
-            next((t.removeprefix(DIFFICULTY_TAG) for t in tags if t.startswith(DIFFICULTY_TAG)), ""),
-            tuple(t.removeprefix(TOPIC_TAG) for t in tags if t.startswith(TOPIC_TAG)),
-            where.get(stamped.note.card_id),  # None for a retired note: no source left
-        )
-    return facets
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file's bytes; ABSENT if there is no readable file (a folder in the way is
-    reported when apply writes)."""
-    import hashlib
-
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return ABSENT

@@ -100,7 +100,7 @@ def card_facts(card: Card) -> CardFacts:
     problems = _check_text(card) + _cloze_rules(card) + _diagram_problems(card)
     claims = []
     if card.of and card.kind in ("formula", "fact"):
-        from deckbuild.cloze import parse_deletions
+        from deckbuild.cloze.scan import parse_deletions
 
         text = getattr(card, card.kind)
         for deletion in parse_deletions(text).deletions:
@@ -135,7 +135,7 @@ def _cloze_rules(card: Card) -> list[Problem]:
     """E413 a hint that is or contains its answer; E415 (warning) an internal code such as
     (F01) in a field; E416 (warning) a fact without a context line.  (E414, two cloze notes
     of one question deleting the same text, needs the deck: validate_cards.)"""
-    from deckbuild.cloze import parse_deletions
+    from deckbuild.cloze.scan import parse_deletions
 
     problems: list[Problem] = []
     for key in _TEXT_KEYS:
@@ -229,18 +229,18 @@ def _check_text(card: Card) -> list[Problem]:
 
 
 def validate_math_and_cloze(cards: Sequence[Card]) -> list[Problem]:
-    """LaTeX and cloze rules (cloze.py) for formulas, facts, and math in any Markdown text."""
-    from deckbuild import cloze
+    """LaTeX and cloze rules (cloze/checks.py) for formulas, facts, and math in any Markdown text."""
+    from deckbuild.cloze.checks import math_problems, validate_fact, validate_formula
 
     problems: list[Problem] = []
     for card in cards:
         checks: list[tuple[str, Callable[[str], list[TextProblem]]]] = [
-            (key, cloze.math_problems) for key in MATH_KEYS if getattr(card, key)
+            (key, math_problems) for key in MATH_KEYS if getattr(card, key)
         ]
         if card.kind == "formula":
-            checks.append(("formula", cloze.validate_formula))
+            checks.append(("formula", validate_formula))
         elif card.kind == "fact":
-            checks.append(("fact", cloze.validate_fact))
+            checks.append(("fact", validate_fact))
         for key, checker in checks:
             text = getattr(card, key)
             if key in MATH_KEYS and "\\" not in text and "$" not in text:
@@ -269,9 +269,9 @@ def _diagram_problems(card: Card) -> list[Problem]:
     """E130: an unknown diagram or params its generator does not take (checked without drawing)."""
     if card.figure is None or not card.figure.diagram:
         return []  # deckbuild.diagrams is not even imported
-    from deckbuild import diagrams
+    from deckbuild.diagrams.validation import validate as validate_diagram
 
     return [
         Problem(card.where("diagram"), "E130", f"card '{card.id}': diagram: {message}")
-        for message in diagrams.validate(card.figure.diagram, card.figure.params_dict())
+        for message in validate_diagram(card.figure.diagram, card.figure.params_dict())
     ]

@@ -268,7 +268,7 @@ def test_a_note_row_round_trips_every_field() -> None:
     the two must name the same fields as RenderedNote, or a cached note would differ."""
     import dataclasses
 
-    from deckbuild.incremental import cache
+    from deckbuild.incremental import codec
     from deckbuild.model import RenderedNote
 
     note = RenderedNote(
@@ -283,14 +283,14 @@ def test_a_note_row_round_trips_every_field() -> None:
         previous_ids=("old",),
         deck="Sub",
     )
-    row = cache._note_row(b"k", note)
+    row = codec.note_row(b"k", note)
     assert row is not None
-    values = cache._note_values(row)
+    values = codec.note_values(row)
     assert values == {f.name: getattr(note, f.name) for f in dataclasses.fields(RenderedNote) if f.name != "due"}
     empty = dataclasses.replace(note, media=(), previous_ids=(), tags=())
-    row = cache._note_row(b"k", empty)
-    assert row is not None and cache._note_values(row)["tags"] == ()
-    assert cache._note_row(b"k", dataclasses.replace(note, tags=("a\x1fb",))) is None  # not kept: rendered again
+    row = codec.note_row(b"k", empty)
+    assert row is not None and codec.note_values(row)["tags"] == ()
+    assert codec.note_row(b"k", dataclasses.replace(note, tags=("a\x1fb",))) is None  # not kept: rendered again
 
 
 def test_a_rebuild_updates_the_card_ordinals_to_what_a_clean_build_keeps(sample: Path) -> None:

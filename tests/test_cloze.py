@@ -5,20 +5,10 @@ from __future__ import annotations
 import markdown
 import pytest
 
-from deckbuild.cloze import (
-    ERROR_CODES,
-    Deletion,
-    Plain,
-    cloze_numbers,
-    find_math_spans,
-    math_problems,
-    parse_deletions,
-    render_fact,
-    to_anki_formula,
-    validate_fact,
-    validate_formula,
-    validate_math,
-)
+from deckbuild.cloze import ERROR_CODES
+from deckbuild.cloze.checks import math_problems, validate_fact, validate_formula, validate_math
+from deckbuild.cloze.emit import render_fact, to_anki_formula
+from deckbuild.cloze.scan import Deletion, Plain, cloze_numbers, find_math_spans, parse_deletions
 
 
 def codes(problems: list) -> list[str]:

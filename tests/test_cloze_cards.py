@@ -16,13 +16,8 @@ from cloze_support.deck_cards import (
 )
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN
-from deckbuild.cloze import (
-    cloze_numbers,
-    math_problems,
-    validate_fact,
-    validate_formula,
-    validate_math,
-)
+from deckbuild.cloze.checks import math_problems, validate_fact, validate_formula, validate_math
+from deckbuild.cloze.scan import cloze_numbers
 
 FORMULAS = load_cards("formulas")
 FACTS = load_cards("facts")

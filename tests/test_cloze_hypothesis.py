@@ -19,7 +19,9 @@ from cloze_support.anki_render import render_cloze, strip_math_wrapper, visible_
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deckbuild.cloze import Deletion, parse_deletions, to_anki_formula, validate_formula
+from deckbuild.cloze.checks import validate_formula
+from deckbuild.cloze.emit import to_anki_formula
+from deckbuild.cloze.scan import Deletion, parse_deletions
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(

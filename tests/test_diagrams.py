@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from deckbuild import diagrams
-from deckbuild.diagrams import REGISTRY, DiagramError, cache_key, validate
+from deckbuild.diagrams import keys as diagram_keys
+from deckbuild.diagrams.cache import DiagramFailures, materialize
+from deckbuild.diagrams.keys import cache_key
+from deckbuild.diagrams.registry import REGISTRY
+from deckbuild.diagrams.validation import DiagramError, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "deckbuild" / "diagrams"
@@ -41,7 +44,7 @@ BUILD_NAMES = list(REGISTRY) if os.environ.get("DECKBUILD_ALL_DIAGRAMS") else SA
 _BUILD = """
 import json, sys
 from pathlib import Path
-from deckbuild.diagrams import materialize
+from deckbuild.diagrams.cache import materialize
 calls = []
 paths = materialize([(n, None) for n in json.loads(sys.argv[2])], Path(sys.argv[1]),
                     progress=lambda i, n, name: calls.append([i, n, name]),
@@ -146,7 +149,7 @@ def test_cache_key_depends_on_parameters_only_through_their_effective_values() -
 
 def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -> None:
     base = cache_key("warmup-cosine", {})
-    monkeypatch.setattr(diagrams, "_installed_version", lambda dist: "0.0")
+    monkeypatch.setattr(diagram_keys, "_installed_version", lambda dist: "0.0")
     assert cache_key("warmup-cosine", {}) != base
     monkeypatch.undo()
     real_read = Path.read_bytes
@@ -155,16 +158,16 @@ def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -
         "read_bytes",
         lambda self: real_read(self) + (b"#" if self.name == "_style.py" else b""),
     )
-    diagrams._module_source.cache_clear()  # sources are read once per process
+    diagram_keys.module_source.cache_clear()  # sources are read once per process
     try:
         assert cache_key("warmup-cosine", {}) != base
     finally:
-        diagrams._module_source.cache_clear()
+        diagram_keys.module_source.cache_clear()
 
 
 def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
     with pytest.raises(DiagramError, match="unknown diagram"):
-        diagrams.materialize([("nope", {})], tmp_path)
+        materialize([("nope", {})], tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -225,23 +228,23 @@ def test_noop_rebuild_imports_nothing_and_renders_nothing(two_clean_builds) -> N
 def test_changed_parameters_give_a_new_file_name(tmp_path: Path) -> None:
     calls: list[tuple[int, int, str]] = []
     specs = [("warmup-cosine", {}), ("warmup-cosine", {"accumulation_bug": True})]
-    out = diagrams.materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
+    out = materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
     names = {p.name for p in out.values()}
     assert len(names) == 2 and all(n.startswith("warmup-cosine-") for n in names)
     assert calls == [(1, 2, "warmup-cosine"), (2, 2, "warmup-cosine")]
     # Only the new spec is rendered when one is added next to cached ones.
     calls.clear()
     specs.append(("warmup-cosine", {"warmup": 2000}))
-    out2 = diagrams.materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
+    out2 = materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
     assert calls == [(1, 1, "warmup-cosine")]
     assert len({p.name for p in out2.values()}) == 3
 
 
 def test_lost_png_is_rendered_again(tmp_path: Path) -> None:
-    (path,) = diagrams.materialize([("grad-clipping", {})], tmp_path).values()
+    (path,) = materialize([("grad-clipping", {})], tmp_path).values()
     data = path.read_bytes()
     path.unlink()
-    (again,) = diagrams.materialize([("grad-clipping", {})], tmp_path).values()
+    (again,) = materialize([("grad-clipping", {})], tmp_path).values()
     assert again == path and again.read_bytes() == data
 
 
@@ -268,7 +271,7 @@ def test_shipped_deck_shows_at_least_20_diagrams(shipped_collection) -> None:
             if src in handmade:
                 continue
             diagram = re.fullmatch(r"(.+)-[0-9a-f]{12}\.png", src)
-            assert diagram is not None and diagram.group(1) in diagrams.REGISTRY, (card_id, src)
+            assert diagram is not None and diagram.group(1) in REGISTRY, (card_id, src)
             shown.setdefault(diagram.group(1), []).append(card_id)
     assert len(shown) >= 20
 
@@ -283,8 +286,8 @@ def test_generator_failures_are_all_reported_in_spec_order(tmp_path: Path) -> No
     ]
     for jobs in (1, 2):
         cache = tmp_path / f"jobs{jobs}"
-        with pytest.raises(diagrams.DiagramFailures) as caught:
-            diagrams.materialize(specs, cache, jobs=jobs)
+        with pytest.raises(DiagramFailures) as caught:
+            materialize(specs, cache, jobs=jobs)
         failures = caught.value.failures
         assert list(failures) == [cache_key(*specs[0]), cache_key(*specs[2])]
         assert "ZeroDivisionError" in failures[cache_key(*specs[2])]
@@ -295,8 +298,8 @@ def test_diagram_workers_hold_numpy_to_fixed_kernels() -> None:
     """The drawing workers' numpy runs its baseline kernels whatever the CPU (x86-64)."""
     code = (
         "import platform, sys\n"
-        "from deckbuild import diagrams\n"
-        "diagrams._start_worker()\n"
+        "from deckbuild.diagrams import pool\n"
+        "pool.start_worker()\n"
         "import numpy\n"
         "from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__\n"
         "if platform.machine().lower() in ('x86_64', 'amd64'):\n"
@@ -304,7 +307,7 @@ def test_diagram_workers_hold_numpy_to_fixed_kernels() -> None:
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     refused = subprocess.run(
-        [sys.executable, "-c", "import numpy\nfrom deckbuild import diagrams\ndiagrams._start_worker()"],
+        [sys.executable, "-c", "import numpy\nfrom deckbuild.diagrams import pool\npool.start_worker()"],
         cwd=ROOT,
         capture_output=True,
         text=True,

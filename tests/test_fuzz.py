@@ -19,12 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from images import png
 
-from deckbuild import cloze
+from deckbuild.card_entry import CARD_KEYS
+from deckbuild.cloze.checks import validate_fact, validate_formula
+from deckbuild.cloze.emit import render_fact, to_anki_formula
 from deckbuild.errors import Problem
 from deckbuild.media import check_images
 from deckbuild.notes import render_notes
 from deckbuild.render import markdown_html
-from deckbuild.sources import CARD_KEYS, load_cards
+from deckbuild.sources import load_cards
 from deckbuild.validate import validate_cards
 from deckbuild.yamlload import parse_yaml
 
@@ -200,11 +202,11 @@ CLOZEISH = st.lists(
 
 @given(st.one_of(st.text(), CLOZEISH))
 def test_cloze_formula_never_raises(text: str) -> None:
-    problems = cloze.validate_formula(text)
+    problems = validate_formula(text)
     assert isinstance(problems, list)
     if problems:
         return
-    out = cloze.to_anki_formula(text)
+    out = to_anki_formula(text)
     assert isinstance(out, str)
     assert active_html(out) == []
     # Anki's cloze scanner ends a deletion at the first '}}': each one must close one opener
@@ -213,8 +215,8 @@ def test_cloze_formula_never_raises(text: str) -> None:
 
 @given(st.one_of(st.text(), CLOZEISH, MARKDOWNISH))
 def test_cloze_fact_never_raises(text: str) -> None:
-    if cloze.validate_fact(text):
+    if validate_fact(text):
         return
-    out = cloze.render_fact(text, markdown_html)
+    out = render_fact(text, markdown_html)
     assert isinstance(out, str)
     assert active_html(out) == []

@@ -13,10 +13,10 @@ import markdown
 import pytest
 import yaml
 
+from deckbuild.commands import import_seeds, run_import
 from deckbuild.importer.curation import load_curation
 from deckbuild.importer.prose import escape_markdown, render_inline, split_sentences
 from deckbuild.importer.seeds import SeedFormatError, normalize_ws, parse_seed
-from deckbuild.importer.update import import_seeds, run_import
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,8 @@ from cloze_support.anki_render import render_cloze
 from cloze_support.deck_cards import field_html, load_cards, markdown_stand_in
 from cloze_support.mathjax_page import typeset
 
-from deckbuild.cloze import find_math_spans, render_fact
+from deckbuild.cloze.emit import render_fact
+from deckbuild.cloze.scan import find_math_spans
 from deckbuild.mathjax_macros import ENVIRONMENTS, MACROS
 
 
@@ -24,7 +25,9 @@ def _deck_snippets() -> dict[str, str]:
         if "fact" in card and not find_math_spans(card["fact"]):
             continue  # a fact without math has nothing to typeset
         for rendered in render_cloze(field_html(card)):
-            snippets[f"{card['id']} front c{rendered.ordinal}"] = rendered.front_html
+            if find_math_spans(rendered.front_html):
+                # A front whose only math is the hidden deletion has nothing to typeset.
+                snippets[f"{card['id']} front c{rendered.ordinal}"] = rendered.front_html
         snippets[f"{card['id']} back"] = rendered.back_html
         for key in ("context", "details"):
             if key in card and find_math_spans(card[key]):

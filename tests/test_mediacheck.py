@@ -240,20 +240,20 @@ def test_a_declared_note_types_field_and_template_files_are_checked_too(tmp_path
 def test_a_drawn_picture_the_check_refuses_never_enters_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No generator draws a bad PNG, so the drawing step is replaced by one that returns other bytes:
     what is checked is that materialize refuses them (E131 names the check's code) and caches nothing."""
-    from deckbuild import diagrams
+    from deckbuild.diagrams import cache
+    from deckbuild.diagrams.keys import cache_key
 
     drawn = {"warmup-cosine": b"#!/bin/sh\n", "grad-clipping": png(4)}
-    monkeypatch.setattr(diagrams, "_draw_in_workers", lambda todo, _workers, _progress: [drawn[name] for _k, name, _p in todo])
+    monkeypatch.setattr(cache, "draw_in_workers", lambda todo, _workers, _progress: [drawn[name] for _k, name, _p in todo])
     specs = [("warmup-cosine", None), ("grad-clipping", None)]
-    with pytest.raises(diagrams.DiagramFailures) as caught:
-        diagrams.materialize(specs, tmp_path, jobs=1)
-    assert list(caught.value.failures) == [diagrams.cache_key("warmup-cosine")]
+    with pytest.raises(cache.DiagramFailures) as caught:
+        cache.materialize(specs, tmp_path, jobs=1)
+    assert list(caught.value.failures) == [cache_key("warmup-cosine")]
     assert (
-        "drew an image the media check refuses: E270 expected PNG image data"
-        in caught.value.failures[diagrams.cache_key("warmup-cosine")]
+        "drew an image the media check refuses: E270 expected PNG image data" in caught.value.failures[cache_key("warmup-cosine")]
     )
     assert [p.name.split("-")[0] for p in tmp_path.glob("*.png")] == ["grad"]  # only the good one is cached
-    assert not (tmp_path / f"{diagrams.cache_key('warmup-cosine')}.txt").exists()
+    assert not (tmp_path / f"{cache_key('warmup-cosine')}.txt").exists()
 
 
 def test_a_no_op_build_reads_no_image_and_loads_neither_pillow_nor_the_check(sample: Path) -> None:

@@ -22,10 +22,10 @@ from conftest import copy_project
 from hypothesis import given
 from hypothesis import strategies as st
 
+from deckbuild.apkg import template_language as tpl
 from deckbuild.commands import build, check, release
 from deckbuild.errors import DeckbuildError
 from deckbuild.incremental.uptodate import inputs_fingerprint
-from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.fields import render_field
 from deckbuild.notetypes.sanitize import sanitize_html
 

@@ -156,7 +156,7 @@ def test_errors_of_files_parsed_in_workers_are_reported_at_once_in_source_order(
 
 _PROBE = (
     "(__import__('os').getppid(), 'matplotlib' in __import__('sys').modules,"
-    " __import__('deckbuild.diagrams', fromlist=['_kernels_fixed'])._kernels_fixed()"
+    " __import__('deckbuild.diagrams.pool', fromlist=['kernels_fixed']).kernels_fixed()"
     " if __import__('platform').machine().lower() in ('x86_64', 'amd64') else True)"
 )
 
@@ -167,10 +167,10 @@ def test_diagram_workers_start_with_matplotlib_loaded_and_numpy_kernels_fixed() 
     code = (
         "import os, sys\n"
         "from concurrent.futures import ProcessPoolExecutor\n"
-        "from deckbuild import diagrams\n"
-        "diagrams.start_workers()\n"
-        "context = diagrams._context()\n"
-        "with ProcessPoolExecutor(2, mp_context=context, initializer=diagrams._start_worker) as pool:\n"
+        "from deckbuild.diagrams import pool as drawing_pool\n"
+        "drawing_pool.start_workers()\n"
+        "context = drawing_pool.worker_context()\n"
+        "with ProcessPoolExecutor(2, mp_context=context, initializer=drawing_pool.start_worker) as pool:\n"
         f"    parent, loaded, fixed = pool.submit(eval, {_PROBE!r}).result()\n"
         "print(context.get_start_method(), parent != os.getpid(), loaded, fixed,"
         " 'matplotlib' in sys.modules or 'numpy' in sys.modules)\n"

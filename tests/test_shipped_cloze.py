@@ -8,7 +8,8 @@ from ankiutil import notes_by_card_id
 from cloze_support.anki_render import unwrap_highlight, visible_text
 from cloze_support.deck_cards import expected_side, load_cards, squash
 
-from deckbuild.cloze import cloze_numbers, validate_math
+from deckbuild.cloze.checks import validate_math
+from deckbuild.cloze.scan import cloze_numbers
 
 CARDS = {c["id"]: c for c in load_cards("formulas") + load_cards("facts")}
 

@@ -11,7 +11,7 @@ import pytest
 from ankiutil import import_package, new_collection, notes_by_card_id
 from conftest import write_tree
 
-from deckbuild.sources import tag_problem
+from deckbuild.limits import tag_problem
 
 # Tags real decks carry (Ultimate Geography's `UG::Oceans+Seas`) and Anki keeps as they are.
 KEPT = ["UG::Oceans+Seas", "x'y", "p%q&r", "Ü::ü", "a:b", "_t", "C++"]

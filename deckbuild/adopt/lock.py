@@ -33,10 +33,10 @@ NO_MOD = 1
 
 def _markdown_ok(text: str) -> bool:
     """Whether the build's checks take `text` as a Markdown field (cloze and math rules)."""
-    from deckbuild import cloze
+    from deckbuild.cloze.checks import math_problems, validate_fact
     from deckbuild.notetypes.fields import CLOZE_SYNTAX
 
-    checks = cloze.validate_fact(text) if CLOZE_SYNTAX.search(text) else (cloze.math_problems(text) if "\\" in text else [])
+    checks = validate_fact(text) if CLOZE_SYNTAX.search(text) else (math_problems(text) if "\\" in text else [])
     return not checks
 
 

@@ -20,14 +20,14 @@ from anyascii import anyascii
 
 from deckbuild.adopt.model import SourceDeck, SourceNote, SourceNotetype
 from deckbuild.adopt.names import media_references
+from deckbuild.apkg import template_language as tpl
 from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import LocatedError, Location, Problem
 from deckbuild.layout import CONFIG_FILE
-from deckbuild.notetypes import templates as tpl
+from deckbuild.limits import TAG_RULE, tag_problem
 from deckbuild.notetypes.fields import CLOZE_SYNTAX
 from deckbuild.notetypes.load import RESERVED_KEYS
 from deckbuild.notetypes.sanitize import escape_bare_ampersands, sanitize_html
-from deckbuild.sources import TAG_RULE, tag_problem
 
 FIRST_VERSION = "1.0.0"
 MAX_ID = 48

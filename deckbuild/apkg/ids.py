@@ -160,9 +160,3 @@ def slug_for_question(text: str, max_words: int = 4) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     words = [w for w in re.findall(r"[a-z0-9]+", ascii_text) if w not in _STOP_WORDS]
     return "-".join(words[:max_words]) or "card"
-
-
-def slugify(text: str) -> str:
-    """A file- and tag-safe slug: lower-case ASCII words joined by '-'."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    return "-".join(re.findall(r"[a-z0-9]+", ascii_text)) or "deck"

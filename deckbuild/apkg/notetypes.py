@@ -68,7 +68,7 @@ def cloze_css(limit: int = MAX_CLOZE_HIGHLIGHT) -> str:
 
     Anki's renderer marks a revealed deletion with <span class="cloze"> only outside math;
     inside \\( \\) / \\[ \\] it leaves bare LaTeX.  deckbuild therefore wraps each math
-    deletion of number N in \\class{db-cN}{...} (deckbuild/cloze.py), and card N's body has
+    deletion of number N in \\class{db-cN}{...} (deckbuild/cloze/emit.py), and card N's body has
     class cardN (Anki desktop, AnkiDroid and AnkiMobile set it), so only card N's own
     deletion is coloured; the other deletions of the note stay plain.
     """

@@ -28,7 +28,7 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 class _Model(genanki.Model):  # type: ignore[misc]
     """A genanki Model whose mod is ours, not the package timestamp (and, for a declared
-    note type, whose `req` is Anki's, not genanki's: see deckbuild/notetypes/templates.py)."""
+    note type, whose `req` is Anki's, not genanki's: see deckbuild/apkg/template_language.py)."""
 
     def __init__(self, *args: Any, mod: int, req: list[list[object]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -51,7 +51,7 @@ class _Model(genanki.Model):  # type: ignore[misc]
 def _declared_req(notetype: NoteType) -> list[list[object]] | None:
     if not notetype.declared:
         return None
-    from deckbuild.notetypes.templates import legacy_req, parse
+    from deckbuild.apkg.template_language import legacy_req, parse
 
     return legacy_req(notetype.fields, [parse(front).nodes for _name, front, _back in notetype.templates])
 
@@ -60,13 +60,13 @@ class _CardRule:
     """Which cards a declared note type's note gets: Anki's rule, computed here (never genanki's `_req`)."""
 
     def __init__(self, notetype: NoteType) -> None:
-        from deckbuild.notetypes.templates import parse
+        from deckbuild.apkg.template_language import parse
 
         self.notetype = notetype
         self.fronts = [parse(front).nodes for _name, front, _back in notetype.templates]
 
     def ords(self, card_id: str, fields: Sequence[str]) -> list[int]:
-        from deckbuild.notetypes.templates import card_ords
+        from deckbuild.apkg.template_language import card_ords
 
         ords = card_ords(self.notetype.fields, fields, self.fronts, self.notetype.is_cloze)
         if not ords:  # validation (E216, E217) refuses such notes before packaging

@@ -27,7 +27,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
 from matplotlib.rcsetup import cycler
 
 if TYPE_CHECKING:
-    from . import DiagramInfo
+    from deckbuild.diagrams.registry import DiagramInfo
 
 WIDTH_IN = 3.6
 DPI = 200

@@ -1,4 +1,5 @@
-"""`deckbuild import`: turn seed question banks into cards/*.yaml, and keep them in step.
+"""The import plan: what turning seed question banks into cards/*.yaml (and keeping them in
+step) would write; the `deckbuild import` command (commands.py) plans it and applies it.
 
 The importer owns only what came from a seed: a new card's text, `source` and the `origin`
 record.  Everything a person (or another tool) curated on a card - its gist and details, id,
@@ -12,13 +13,11 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deckbuild.apkg.ids import CARD_ID_PATTERN, slug_for_question
-from deckbuild.errors import DeckbuildError
 from deckbuild.importer.cardfiles import (
     CardsFileError,
     dump_cards,
@@ -85,22 +84,6 @@ class ImportReport:
     @property
     def missing(self) -> list[str]:
         return [i for s in self.seeds for i in s.missing]
-
-
-def import_seeds(project_dir: Path, seed_paths: list[Path]) -> ImportReport:
-    """Import seeds into project_dir/cards: the import plan, then apply; all files or none.
-
-    Raises SeedFormatError (bad seed), CardsFileError (unreadable cards file) or, when a
-    card file cannot be written, E140 (nothing written).
-    """
-    from deckbuild.apply import apply, settle
-    from deckbuild.plan import plan
-
-    settle(Path(project_dir), writing=True)
-    planned = plan(Path(project_dir), "import", seeds=seed_paths)
-    assert planned.imported is not None
-    planned.imported.written.extend(apply(planned).written)
-    return planned.imported
 
 
 def plan_import(
@@ -328,19 +311,3 @@ def _link_new_cards(
             set_key(owner, "related", merged)
         if entry.duplicate_of in new_ids and "duplicate_of" not in owner:
             set_key(owner, "duplicate_of", entry.duplicate_of)
-
-
-def run_import(project_dir: Path, seed_paths: list[Path], echo: Callable[[str], None]) -> int:
-    """The CLI's `deckbuild import`: summary per seed, warnings, exit code (0 ok, 1 error)."""
-    try:
-        report = import_seeds(Path(project_dir), [Path(p) for p in seed_paths])
-    except DeckbuildError as exc:  # a bad seed, cards file or curation file
-        for line in [p.format() for p in exc.problems()] or [str(exc)]:
-            echo(f"error: {line}")
-        echo("nothing written to cards/")
-        return exc.exit_code
-    for warning in report.warnings:
-        echo(f"warning: {warning}")
-    for seed_report in report.seeds:
-        echo(seed_report.summary())
-    return 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,9 @@ MIN_BYTES = 1024 * 1024
 MIN_FILES = 2
 
 Job = tuple[Path, str, bytes | None]  # path, display path, bytes already read (or None)
+Load = Callable[[Path, str, bytes | None], tuple[list[Card], list[Problem]]]
+"""One card file's reader (sources.py's), handed in so the workers call it without this
+package importing the reader that starts them."""
 # cards, problems, renderings, card digests, the cache's encoding of the parse, the cards'
 # facts for the deck-wide checks (validate.card_facts)
 Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None, "list[CardFacts] | None"]
@@ -60,14 +63,13 @@ def _size(path: Path) -> int:
         return 0
 
 
-def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
+def parse_here(load: Load, path: Path, display: str, raw: bytes | None, prerender: bool) -> Parsed:
     """One file's cards and problems -- and, for a build, its texts' renderings, its cards'
     digests, the parse as the cache stores it and the cards' facts: a worker's job."""
-    from deckbuild.incremental.cache import KeyLocations, card_digest, encode_parsed
-    from deckbuild.sources import _load_file
+    from deckbuild.incremental.codec import KeyLocations, card_digest, encode_parsed
     from deckbuild.validate import card_facts
 
-    cards, problems = _load_file(path, display, raw)
+    cards, problems = load(path, display, raw)
     digests = [card_digest(card) for card in cards] if prerender else None
     encoded: str | None = None
     if digests is not None:
@@ -90,7 +92,7 @@ def parse_here(path: Path, display: str, raw: bytes | None, prerender: bool) -> 
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
     """Render every text notes.render_notes will ask the memo for (a miss only costs time)."""
-    from deckbuild import cloze
+    from deckbuild.cloze.emit import render_fact, to_anki_formula
     from deckbuild.render import RenderMemo
 
     memo = RenderMemo()
@@ -99,13 +101,13 @@ def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
             memo.markdown_html(text)
         memo.markdown_html(card.question or card.context or card.id, inline=True)  # as a related card
         if card.kind == "formula":
-            memo.memoized("formula", card.formula, cloze.to_anki_formula)
+            memo.memoized("formula", card.formula, to_anki_formula)
         elif card.kind == "fact":
-            memo.memoized("fact", card.fact, lambda fact: cloze.render_fact(fact, memo.markdown_html))
+            memo.memoized("fact", card.fact, lambda fact: render_fact(fact, memo.markdown_html))
     return memo.fresh
 
 
-def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> Iterator[Parsed]:
+def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool, load: Load) -> Iterator[Parsed]:
     """parse_here for every job, in worker processes; results in job order, each handed
     over as soon as it and the ones before it are done (the caller stores a file's parse
     while the workers go on, and holds no more than it must)."""
@@ -118,13 +120,13 @@ def parse_parallel(jobs: Sequence[Job], workers: int, prerender: bool) -> Iterat
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures: deque[Future[Parsed]] = deque(
-            pool.submit(parse_here, path, display, raw, prerender) for path, display, raw in jobs
+            pool.submit(parse_here, load, path, display, raw, prerender) for path, display, raw in jobs
         )
         for path, display, raw in jobs:
             future = futures.popleft()  # dropped once taken: a done future keeps its result
             try:
                 result = future.result()
             except Exception:  # a lost worker: parse that file here, as a serial build would
-                result = parse_here(path, display, raw, prerender)
+                result = parse_here(load, path, display, raw, prerender)
             del future
             yield result

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild import __version__
-from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE, RETIRED_FILE
 
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")
@@ -197,6 +197,8 @@ def inputs_fingerprint(root: Path) -> str:
     digest.update(code_fingerprint(files).encode())
     config = root / CONFIG_FILE
     digest.update(CONFIG_FILE.encode() + b"\0" + (files.hash(config).encode() if config.is_file() else b"missing"))
+    retired = root / RETIRED_FILE  # why notes retired: their fronts say so
+    digest.update(RETIRED_FILE.encode() + b"\0" + (files.hash(retired).encode() if retired.is_file() else b"missing"))
     for folder in (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR):
         for rel, content in _tree(root, folder, files):
             digest.update(f"{rel}\0{content}\n".encode())
@@ -249,7 +251,7 @@ def save_state(
 
 
 def _write_state(root: Path, state: dict[str, Any]) -> None:
-    from deckbuild.fsutil import atomic_write_bytes
+    from deckbuild.writer import atomic_write_bytes
 
     atomic_write_bytes(root / CACHE_DIR / STATE_FILE, json.dumps(state, sort_keys=True).encode())
 

@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apkg import ids
+from deckbuild.apkg import template_language as tpl
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem, has_errors
 from deckbuild.layout import MEDIA_DIR, NOTETYPES_DIR
+from deckbuild.limits import MAX_TEXT_CHARS
 from deckbuild.mediacheck import file_problems
 from deckbuild.model import Card, RenderedNote
-from deckbuild.notetypes import templates as tpl
 from deckbuild.notetypes.load import KEY_PATTERN, NOTETYPE_FILE
 from deckbuild.notetypes.media import referenced, resolve
 from deckbuild.notetypes.sanitize import sanitize_html
-from deckbuild.sources import MAX_TEXT_CHARS
 from deckbuild.yamlload import LocatedMap
 
 if TYPE_CHECKING:
@@ -121,9 +121,9 @@ def render_field(text: str, is_html: bool, memo: RenderMemo | None = None) -> st
     if is_plain_text(stripped):
         return as_text
     if CLOZE_SYNTAX.search(stripped):  # only in cloze fields (E215): deletions kept, Markdown around them
-        from deckbuild import cloze
+        from deckbuild.cloze.emit import render_fact
 
-        rendered = memoized("declared-cloze", stripped, lambda t: cloze.render_fact(t, markdown_html))
+        rendered = memoized("declared-cloze", stripped, lambda t: render_fact(t, markdown_html))
         return as_text if rendered == f"<p>{as_text}</p>" else rendered
     rendered = markdown_html(stripped)
     # Markdown found no syntax (Japanese punctuation, dashes, arrows ... are beyond the fast
@@ -139,7 +139,7 @@ def field_values(card: Card, notetype: NoteType, memo: RenderMemo | None = None)
 
 def render_declared(card: Card, notetype: NoteType, namespace: str, due: int, memo: RenderMemo | None = None) -> RenderedNote:
     """A declared note type's card as a note: its own fields and tags only, its GUID (given or derived)."""
-    from deckbuild.notes import content_hash
+    from deckbuild.model import content_hash
 
     fields = field_values(card, notetype, memo)
     tags = tuple(sorted(set(card.tags)))
@@ -188,7 +188,7 @@ def _offset_location(card: Card, name: str, text: str, offset: int) -> Location:
 
 def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[str, NoteType]) -> list[Problem]:
     """Every check on cards of declared note types that needs the note type (E211-E219)."""
-    from deckbuild import cloze
+    from deckbuild.cloze.checks import math_problems, validate_fact
 
     problems: list[Problem] = []
     content_checked: set[str] = set()
@@ -250,7 +250,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                         )
                     )
                 continue
-            checks = cloze.validate_fact(text) if found else (cloze.math_problems(text) if "\\" in text else [])
+            checks = validate_fact(text) if found else (math_problems(text) if "\\" in text else [])
             if len(cloze_fields) > 1:  # c1..cN may be spread over several cloze fields
                 checks = [issue for issue in checks if issue.code != "E403"]
             for issue in checks:

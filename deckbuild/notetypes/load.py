@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from deckbuild.apkg import template_language as tpl
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location, Problem
 from deckbuild.layout import NOTETYPES_DIR
-from deckbuild.notetypes import templates as tpl
 from deckbuild.yamlload import LocatedList, LocatedMap, load_yaml, read_text
 
 NOTETYPE_FILE = "notetype.yaml"

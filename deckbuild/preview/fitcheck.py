@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from deckbuild.apkg.notetypes import TEMPLATES
-from deckbuild.errors import DeckbuildError, Location, Problem
-from deckbuild.preview.site import PreviewError
+from deckbuild.errors import DeckbuildError, Location, PreviewError, Problem
 
 
 def _card_min_scale() -> float:

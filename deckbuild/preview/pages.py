@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from deckbuild.fsutil import atomic_write_bytes
+from deckbuild.writer import atomic_write_bytes
 
 MANIFEST = "preview-pages.json"
 

@@ -282,7 +282,7 @@ def _rebuild(root: Path, out: Path, state: State, echo: Echo, reason: str) -> No
 
 
 def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Echo, debounce_ms: int) -> None:
-    import watchfiles
+    import watchfiles  # already imported by serve(), in the main thread
 
     root_abs = root.resolve()
 
@@ -301,15 +301,36 @@ def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Ech
 
 
 def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, debounce_ms: int = 200) -> None:
-    """Build, serve on host:port, rebuild on every save, until Ctrl-C (returns normally then)."""
+    """Build, serve on host:port, rebuild on every save, until Ctrl-C (returns normally then).
+
+    Until the server and the watcher run, Ctrl-C (or SIGTERM) raises KeyboardInterrupt, so a
+    long first build stops at once.  From then on it only sets the stop event, which every
+    thread polls: a KeyboardInterrupt raised in the main thread while another thread imports
+    a module can be lost in importlib's lock callbacks and leave that import locked for good
+    (seen: serve ignored Ctrl-C and never exited).  Every module the threads need is imported
+    here, in the main thread, before they start.
+    """
+    import watchfiles  # noqa: F401  (see above: never first imported by the watcher thread)
+
     from deckbuild.config import load_config
 
+    if host in ("0.0.0.0", ""):
+        import segno
+    if open_browser:
+        import webbrowser
     # Only deck.yaml is read here, for where the site goes; the first rebuild plans the project.
     config, _problems = load_config(root)
     out = root / (config.output if config is not None else DEFAULT_OUTPUT) / "preview"
     state = State()
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    def stop_serving(*_: object) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     server: _Server | None = None
     watcher: threading.Thread | None = None
     try:
@@ -319,24 +340,24 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
         if not is_loopback(host):  # said before the first request can be answered
             echo(open_warning(host))
         bound = server.server_address[1]
+        for sig in previous:  # before any thread starts (see the docstring)
+            signal.signal(sig, stop_serving)
         threading.Thread(target=server.serve_forever, name="deckbuild-http", daemon=True).start()
         watcher = threading.Thread(target=_watch, args=(root, out, state, stop, echo, debounce_ms), name="deckbuild-watch")
         watcher.start()
         local = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}/"
         echo(f"serving {local} (watching deck.yaml, cards/, media/; Ctrl-C stops)")
         if host in ("0.0.0.0", ""):
-            import segno
-
             lan = f"http://{lan_address()}:{bound}/"
             echo(f"on your network: {lan} (scan to open it on a phone):")
             segno.make(lan).terminal(out=sys.stdout, compact=True)
             sys.stdout.flush()
         if open_browser:
-            import webbrowser
-
             webbrowser.open(local)
-        while watcher.is_alive():
-            watcher.join(0.5)
+        while watcher.is_alive() and not stop.wait(0.5):
+            pass
+        if stop.is_set():
+            echo("stopping ...")
     except KeyboardInterrupt:
         echo("stopping ...")
     finally:
@@ -349,5 +370,6 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
             server.server_close()
         if watcher is not None:
             watcher.join()
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     echo("stopped")

@@ -23,21 +23,17 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deckbuild.errors import DeckbuildError
+from deckbuild.errors import PreviewError
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import DIFFICULTIES, Progress
 
 if TYPE_CHECKING:
-    from deckbuild.plan import Plan
+    from deckbuild.plan_result import Plan
     from deckbuild.preview.pages import SiteWriter
 
 
 # A file in every preview folder: lets a rebuild replace the folder without risking other files.
 MARKER = ".deckbuild-preview"
-
-
-class PreviewError(DeckbuildError):
-    """The preview cannot be written where asked."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ but writes nothing (apply.py does, together with the record and the package).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,8 +16,8 @@ from typing import Any
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.errors import Location
 from deckbuild.layout import CHANGELOG, CONFIG_FILE
-from deckbuild.model import DeckConfig, RenderedNote
-from deckbuild.release import identity, versioning
+from deckbuild.model import Card, DeckConfig, RenderedNote
+from deckbuild.release import identity, retirement, versioning
 from deckbuild.release.record import Clock
 
 
@@ -44,11 +45,13 @@ def decide(
     bump: str | None = None,
     allow_schema_change: bool = False,
     past: identity.Known | None = None,
+    cards: Sequence[Card] = (),
 ) -> ReleaseDecision:
     """Compare the rendered notes with the last release; refuse a release that must not ship (E501, E502, E170).
 
     `notetypes`: every note type the deck ships (default: the built-in ones); `past`: what the
-    record and the last release say (identity.known), if read already."""
+    record and the last release say (identity.known), if read already; `cards`: the sources'
+    cards, whose `previous_ids` name the default replacement of a retired id."""
     from deckbuild.apkg.notetypes import NOTETYPES
 
     current = {n.card_id: versioning.published(n) for n in rendered}
@@ -70,6 +73,9 @@ def decide(
         guids = {n.guid for n in current.values()}  # a retired note renamed back to life ships once
         retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
     snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), {**current, **retired})
+    # The snapshot records retired notes as they ship: their fronts say why and what replaces them.
+    shown = retirement.shipped(root, cards, rendered, snapshot)
+    snapshot = dataclasses.replace(snapshot, notes={**snapshot.notes, **{n.card_id: n for n in shown}})
     changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes, config.name), config.name)
     files = (
         (versioning.snapshot_path(root, version), snapshot.to_bytes()),

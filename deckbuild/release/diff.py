@@ -126,7 +126,7 @@ def diff(old: Published, new: Published) -> str:
     for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
         a, b = old.notes[guid], new.notes[guid]
         if RETIRED_TAG in b.tags and RETIRED_TAG not in a.tags:
-            retired.append(b)
+            retired.append(a)  # named by the front it had, not the retired notice
         elif a.card_id != b.card_id and guid not in (a.card_id, b.card_id):
             # one GUID, a new id: the card kept its note (previous_ids); a package's note without
             # a CardId field (a declared note type) is known by its GUID only

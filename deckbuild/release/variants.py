@@ -24,7 +24,7 @@ from deckbuild.release.versioning import Changes, Snapshot
 if TYPE_CHECKING:
     from deckbuild.model import DeckConfig, RenderedNote, Variant
     from deckbuild.release.record import Clock
-    from deckbuild.variants import Source
+    from deckbuild.variant_selection import Source
 
 VARIANTS_KEY = "variants"
 """The build record's key holding, per variant, its last release (version, time, summary)."""
@@ -110,7 +110,7 @@ def decide_variant(
     allow_schema_change: bool = False,
 ) -> VariantDecision:
     """Compare the variant's notes with its last release; refuse one that must not ship (E501, E502, E242)."""
-    from deckbuild import variants as variant_stage
+    from deckbuild import variant_selection as variant_stage
     from deckbuild.release import versioning
 
     root, key = source.root, variant.key

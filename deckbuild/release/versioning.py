@@ -134,7 +134,7 @@ def published(note: RenderedNote) -> PublishedNote:
 def retire(note: PublishedNote, version: str, notice_index: int | None) -> PublishedNote:
     """The note as it keeps shipping after its card left the sources (a declared note type
     has no Notice field, `notice_index` None: only the tag says so)."""
-    from deckbuild.notes import content_hash
+    from deckbuild.model import content_hash
 
     if note.retired:
         return note

@@ -19,8 +19,8 @@ from pathlib import Path
 from string import Template
 
 from deckbuild import __version__
-from deckbuild.apkg.ids import slugify
 from deckbuild.errors import LocatedError, Location
+from deckbuild.model import slugify
 
 TEMPLATE = resources.files("deckbuild.scaffold") / "template"
 

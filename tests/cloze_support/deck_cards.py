@@ -10,13 +10,8 @@ from typing import Any
 
 import yaml
 
-from deckbuild.cloze import (
-    Deletion,
-    find_math_spans,
-    parse_deletions,
-    render_fact,
-    to_anki_formula,
-)
+from deckbuild.cloze.emit import render_fact, to_anki_formula
+from deckbuild.cloze.scan import Deletion, find_math_spans, parse_deletions
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_IDS = Path(__file__).resolve().parents[1] / "data" / "seed_ids.csv"

@@ -1,0 +1,76 @@
+"""Which notes a rebuild can take from the cache: a card's note is reused when nothing it was
+rendered from changed (its card, the cards it draws on, its figure, the namespace)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from deckbuild.incremental.cache import BuildCache
+from deckbuild.incremental.codec import shown_digest
+from deckbuild.model import Card, MediaFile, RenderedNote
+
+if TYPE_CHECKING:
+    pass
+
+
+class NoteReuse:
+    """Hands notes.render_notes the notes of the last build whose inputs are unchanged.
+
+    A note is a pure function of its card, of what it shows of the cards it names (`of`,
+    `related`, `duplicate_of`) or that name it as their duplicate -- their front text and
+    the difficulty, topics and source a cloze inherits (shown_digest) --, of its figure's file
+    name and illustrative flag, and of the namespace (notes.render_notes); the key hashes
+    all of them, so a hit is the note a fresh rendering would give.  Positions (`due`) are
+    set here from the caller's.  tests/test_cache.py checks edit -> rebuild == clean build.
+    """
+
+    def __init__(self, cache: BuildCache, namespace: str, figures: Mapping[str, tuple[MediaFile, bool]]) -> None:
+        self._cache = cache
+        self._namespace = namespace.encode()
+        self._figures = figures
+        self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
+        self.shown_digest: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)
+        self._found: dict[bytes, dict[str, Any]] | None = None
+
+    def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
+        parts = [self._namespace, self._cache.digest(card)]
+        shown = self.shown_digest
+        for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
+            part = shown.get(ref)
+            if part is None:  # once per card named (a question is named by each of its clozes)
+                other = by_id.get(ref) if ref else None
+                part = shown[ref] = ref.encode() + b"=" + (shown_digest(other) if other is not None else b"-")
+            parts.append(part)
+        figure = self._figures.get(card.id)
+        if figure is not None:
+            parts.append(f"{figure[0].name}\0{figure[1]}".encode())
+        return hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
+
+    def lookup(
+        self, card: Card, due: int, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
+    ) -> RenderedNote | None:
+        """The cached note for this card at position `due`, or None (then `store` it)."""
+        if self._found is None:  # the first call: every card's key, and one query for them all
+            for other in by_id.values():
+                self._keys[id(other)] = (other, self._key(other, by_id, duplicates_of))
+            self._found = self._cache.notes([key for decode_card, key in self._keys.values()])
+        known = self._keys.get(id(card))
+        if known is None or known[0] is not card:
+            key = self._key(card, by_id, duplicates_of)
+            self._keys[id(card)] = (card, key)
+        else:
+            key = known[1]
+        values = self._found.pop(key, None)  # each card is asked for once; a second ask renders again
+        if values is None:
+            return None
+        values["due"] = due
+        note: RenderedNote = object.__new__(RenderedNote)
+        object.__setattr__(note, "__dict__", values)  # the decoded values become the note, not a copy of them
+        return note
+
+    def store(self, card: Card, note: RenderedNote) -> None:
+        known = self._keys.get(id(card))
+        if known is not None and known[0] is card:
+            self._cache.store_note(known[1], note)
