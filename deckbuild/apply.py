@@ -30,11 +30,11 @@ def apply(plan: Plan) -> Applied:
     if plan.up_to_date or not plan.outputs:
         return Applied()
     from deckbuild.incremental import uptodate
-    from deckbuild.writer import StagedWrites, project_lock, remove_stale_temps
+    from deckbuild.writer import StagedWrites, make_folder, project_lock, remove_stale_temps
 
     root = plan.root
     if plan.goal == "import":
-        root.mkdir(parents=True, exist_ok=True)  # an import may start a project in a new folder
+        make_folder(root)  # an import may start a project in a new folder
     with project_lock(root):
         _refuse_changed_since_planned(plan)
         try:

@@ -8,7 +8,7 @@ and the CLI turns them into `path:line:col: CODE message` lines and an exit stat
       LocatedError                 one problem at a known place
         importer.seeds.SeedFormatError, importer.cardfiles.CardsFileError
       BuildBusy                    another deckbuild holds the project lock
-      WriteFailed                  the writer could not stage or replace one file (rolled back)
+      WriteFailed                  the writer could not create, replace or remove one file (rolled back)
       diagrams.DiagramError        a diagram spec that cannot be drawn (DiagramFailures: drawing failed)
       preview: PreviewError, DoesNotFit, ServeError
     Problem                        one located finding; TextProblem: one at an offset of a text
@@ -141,18 +141,31 @@ class BuildBusy(DeckbuildError):
 
 
 class WriteFailed(DeckbuildError):
-    """One file the writer could not stage or put in place; every file it had replaced is back.
+    """One file the writer could not create, replace or remove; every file it had replaced is back.
 
     `path` is that file, `reason` the cause the OS gave, `step` one of "in the way" (a folder
-    or other non-file holds the name), "stage" (its temp file could not be written beside it)
-    or "replace" (the rename over it failed).  The caller turns it into a located error.
+    or other non-file holds the name), "stage" (its temp file could not be written beside it),
+    "replace" (the rename over it failed), "create" (a new file or folder) or "remove".
+    Commands that know the project turn it into their own located error; anywhere else it is
+    reported as it is, at that file (E166, E162 or E167).
     """
 
     def __init__(self, path: object, reason: str, step: str) -> None:
-        super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
         self.step = step
+        super().__init__(self.problems()[0].format())
+
+    def problems(self) -> Sequence[Problem]:
+        where = Location(str(self.path))
+        if self.step == "in the way":
+            return (Problem(where, "E166", f"cannot write {self.path}: {self.reason}; move or remove it and run again"),)
+        if self.step == "replace":
+            message = f"cannot replace {self.path}: {self.reason}; make that file writable and run again"
+            return (Problem(where, "E162", message),)
+        verb = "remove" if self.step == "remove" else "write"
+        message = f"cannot {verb} {self.path}: {self.reason}; make its folder writable (or free disk space) and run again"
+        return (Problem(where, "E167", message),)
 
 
 def has_errors(problems: Iterable[Problem]) -> bool:

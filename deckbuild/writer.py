@@ -1,4 +1,5 @@
-"""The one writer: staged writes, the journal, recovery.
+"""The one writer: every file deckbuild creates, replaces or deletes (the project, dist/,
+.deckbuild-cache/, a new project's folder, a preview site) goes through this module.
 
 Every file in the project is replaced the same way.  Each target's new bytes reach a temp
 file beside it (fsynced); each existing target keeps its old bytes under a hard link beside
@@ -12,7 +13,10 @@ reads anything.  Read-only commands find the journal (`interrupted`) and refuse 
 Fault hooks (tests only, since CI cannot make a file immutable nor kill at the right moment):
 `DECKBUILD_FAULT=kill-after-rename:N` kills the process (SIGKILL) right after the N-th rename
 of a commit with a journal; `DECKBUILD_FAULT=fail-rename:PATH` makes the rename onto PATH
-(relative to the project) fail with EPERM, as onto an immutable file.
+(relative to the project, or to the folder `write_folder` fills) fail with EPERM, as onto an
+immutable file.
+
+Every failure is a WriteFailed naming the file and the cause the OS gave.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +38,7 @@ from deckbuild.layout import CACHE_DIR
 
 JOURNAL = "journal.json"
 FAULT_ENV = "DECKBUILD_FAULT"
+STAGING_PREFIX = ".deckbuild-staging-"
 
 
 def journal_path(root: Path) -> Path:
@@ -88,18 +93,7 @@ class StagedWrites:
         return True
 
     def _make_parents(self, folder: Path) -> None:
-        missing = []
-        while not folder.exists():
-            missing.append(folder)
-            folder = folder.parent
-        for made in reversed(missing):
-            try:
-                made.mkdir()
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                raise WriteFailed(made, exc.strerror or str(exc), "stage") from None
-            self._made.append(made)
+        self._made.extend(_make_missing(folder))
 
     def commit(self) -> None:
         """Keep every old target under a backup, write the journal, rename every staged file into place."""
@@ -177,6 +171,115 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     with StagedWrites() as writes:
         writes.stage(path, data, if_changed=False)
         writes.commit()
+
+
+def make_folder(path: Path) -> None:
+    """A folder and its missing parents (dist/, the cache folder, a preview); nothing if it is there."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _failed(path, exc, "create") from None
+
+
+def remove_file(path: Path) -> None:
+    """Delete one file; nothing if it is already gone."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise _failed(path, exc, "remove") from None
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder and everything in it (a previous preview site); nothing if it is gone."""
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _failed(path, exc, "remove") from None
+
+
+@contextlib.contextmanager
+def scratch_file(folder: Path, prefix: str, suffix: str) -> Iterator[Path | None]:
+    """A new empty file in `folder` for the block (a large package's scratch collection), deleted
+    after it; None if it cannot be made (a read-only or full disk), so the caller works in memory."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    except OSError:
+        yield None
+        return
+    os.close(handle)
+    try:
+        yield Path(name)
+    finally:
+        _remove(Path(name))
+
+
+def write_folder(target: Path, files: Mapping[str, bytes]) -> None:
+    """Fill `target` (new or empty; the caller checks) with `files` (relative POSIX paths): all or nothing.
+
+    Every file is first written into a hidden staging folder inside `target`, then the
+    top-level entries are renamed into place; on any failure the staging folder, the entries
+    already moved and the folders made here are removed, so nothing outside `target` changes.
+    """
+    made: list[Path] = []
+    moved: list[Path] = []
+    staging: Path | None = None
+    current = target
+    try:
+        made = _make_missing(target)
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
+        for relative, data in sorted(files.items()):
+            if ".." in Path(relative).parts or Path(relative).is_absolute():
+                raise ValueError(f"refusing to write {relative!r} outside {target}")
+            current = target / relative
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "xb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for entry in sorted(staging.iterdir()):
+            current = target / entry.name
+            _fail_rename(target, current)
+            os.rename(entry, current)
+            moved.append(current)
+        staging.rmdir()
+    except BaseException as exc:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for path in moved:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        _remove_folders(made)
+        if isinstance(exc, WriteFailed):
+            raise
+        if isinstance(exc, OSError):
+            raise WriteFailed(current, exc.strerror or str(exc), "create") from None
+        raise
+
+
+def _make_missing(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; the folders made, outermost first."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    made: list[Path] = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            _remove_folders(made)
+            raise WriteFailed(path, exc.strerror or str(exc), "stage") from None
+        made.append(path)
+    return made
+
+
+def _failed(path: Path, exc: OSError, step: str) -> WriteFailed:
+    return WriteFailed(exc.filename or path, exc.strerror or str(exc), step)
 
 
 def _keep(target: Path, backup: Path) -> None:

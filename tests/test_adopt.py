@@ -660,28 +660,24 @@ def test_anki_ids_adopt_keeps_reach_anki_negative_ones_too(tmp_path: Path) -> No
 
 
 def test_a_failure_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's fault hook makes the third rename (media/, after cards/ and deck.yaml) fail
+    as onto an immutable file: the two entries moved before it are removed again."""
     from deckbuild.adopt import write
+    from deckbuild.errors import WriteFailed
 
     parent = tmp_path / "parent"
     parent.mkdir()
     before = tree(parent)
-    renames: list[str] = []
-
-    def failing_rename(src: Any, dst: Any) -> None:
-        renames.append(str(dst))
-        if len(renames) == 3:
-            raise OSError(28, "No space left on device")
-        os.replace(src, dst)
-
-    monkeypatch.setattr(write.os, "rename", failing_rename)
+    monkeypatch.setenv("DECKBUILD_FAULT", "fail-rename:media")
     files = {"deck.yaml": b"name: x\n", "cards/main.yaml": b"[]\n", "media/a.png": IMAGE, "notetypes/a/notetype.yaml": b"{}"}
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(WriteFailed) as failed:
         write.write_project(parent / "deck", files)
-    assert len(renames) == 3 and tree(parent) == before
+    assert failed.value.path == parent / "deck" / "media" and "Operation not permitted" in str(failed.value)
+    assert failed.value.problems()[0].code == "E167"
+    assert tree(parent) == before
     (parent / "empty").mkdir()
     before = tree(parent)
-    renames.clear()
-    with pytest.raises(OSError):
+    with pytest.raises(WriteFailed):
         write.write_project(parent / "empty", files)
     assert tree(parent) == before  # an empty DIR that existed stays, empty
 

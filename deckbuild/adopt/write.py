@@ -1,22 +1,17 @@
 """Writing the adopted project into DIR: all or nothing, and nothing outside DIR.
 
-DIR must be new or empty.  Every file is first written into a hidden staging folder
-inside DIR, then the top-level entries are renamed into place; on any failure the staging
-folder (and DIR, if adopt created it) is removed, so DIR's parent is as it was.
+DIR must be new or empty.  The writer stages every file in a hidden folder inside DIR, then
+renames the top-level entries into place; on any failure it removes what it wrote (and DIR, if
+it created it), so DIR's parent is as it was.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from deckbuild.errors import LocatedError, Location
-
-STAGING_PREFIX = ".deckbuild-adopt-"
+from deckbuild.writer import write_folder
 
 
 def check_target(target: Path) -> None:
@@ -34,34 +29,6 @@ def check_target(target: Path) -> None:
 
 
 def write_project(target: Path, files: Mapping[str, bytes]) -> None:
-    """Write `files` (relative POSIX paths) into `target`, all or nothing."""
+    """Write `files` (relative POSIX paths) into `target`, all or nothing (writer.write_folder)."""
     check_target(target)
-    created = not target.exists()
-    target.mkdir(exist_ok=True)
-    moved: list[Path] = []
-    staging: Path | None = None
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
-        for relative, data in sorted(files.items()):
-            path = staging / relative
-            if ".." in Path(relative).parts or Path(relative).is_absolute():  # never: mapping.py builds these names
-                raise ValueError(f"refusing to write {relative!r} outside the project")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "xb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        for entry in sorted(staging.iterdir()):
-            destination = target / entry.name
-            os.rename(entry, destination)
-            moved.append(destination)
-        staging.rmdir()
-    except BaseException:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        for path in moved:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
-        if created:
-            shutil.rmtree(target, ignore_errors=True)
-        raise
+    write_folder(target, files)

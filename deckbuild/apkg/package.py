@@ -245,29 +245,23 @@ def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None]
     and its serialized copy were the peak of a 100k-card build).  Same bytes as the
     in-memory way (see _stream_collection).  None if the scratch file cannot be written
     (a read-only or full disk): the caller builds in memory instead."""
-    import os
-    import tempfile
+    from deckbuild.writer import scratch_file
 
     _remove_abandoned(work_dir)
-    try:
-        handle, name = tempfile.mkstemp(prefix="package-", suffix=".anki2", dir=work_dir)
-    except OSError:
-        return None
-    os.close(handle)
-    try:
-        conn = sqlite3.connect(name)
+    with scratch_file(work_dir, "package-", ".anki2") as name:
+        if name is None:
+            return None
         try:
-            conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: nothing to roll back to
-            conn.execute("PRAGMA synchronous=OFF")
-            fill(conn)
-        finally:
-            conn.close()
-        return _zip(Path(name), media)
-    except (OSError, sqlite3.OperationalError):
-        return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+            conn = sqlite3.connect(name)
+            try:
+                conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: nothing to roll back to
+                conn.execute("PRAGMA synchronous=OFF")
+                fill(conn)
+            finally:
+                conn.close()
+            return _zip(name, media)
+        except (OSError, sqlite3.OperationalError):
+            return None
 
 
 ABANDONED_AFTER_S = 3600
@@ -279,15 +273,17 @@ def _remove_abandoned(work_dir: Path) -> None:
 
     By age, never by name alone: another build of the project may be filling its own right now.
     """
-    import contextlib
     import time
+
+    from deckbuild.errors import WriteFailed
+    from deckbuild.writer import remove_file
 
     cutoff = time.time() - ABANDONED_AFTER_S
     with contextlib.suppress(OSError):
         for path in work_dir.glob("package-*.anki2"):
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, WriteFailed):
                 if path.is_file() and not path.is_symlink() and path.stat().st_mtime < cutoff:
-                    path.unlink()
+                    remove_file(path)
 
 
 def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:

@@ -40,6 +40,7 @@ from deckbuild.collection.access import check_collection, private_copy
 from deckbuild.collection.package import ShippedNote, media_names, read_media, read_package
 from deckbuild.collection.shipped import Version
 from deckbuild.model import RETIRED_TAG
+from deckbuild.writer import make_folder
 
 RECORD_KEY = "deckbuild"
 """The collection config key holding, per deck namespace, what deckbuild last pushed."""
@@ -417,7 +418,7 @@ def _notes(col: Any, planned: PushPlan) -> Any:
 def _backup(col: Any, path: Path) -> str:
     """Anki's own backup (a .colpkg, restorable from Anki's File menu) in the backups/ folder beside the collection."""
     folder = backup_folder(path)
-    folder.mkdir(exist_ok=True)
+    make_folder(folder)
     col.create_backup(backup_folder=str(folder), force=True, wait_for_completion=True)
     # Named by the minute or second; a second backup in the same second replaces the first.
     return str(max(folder.glob("*.colpkg"), key=lambda p: (p.stat().st_mtime_ns, p.name)))

@@ -14,7 +14,7 @@ from deckbuild.diagrams.validation import DiagramError
 from deckbuild.jobs import default_jobs
 from deckbuild.mediacheck import refusals
 from deckbuild.model import Progress
-from deckbuild.writer import atomic_write_bytes
+from deckbuild.writer import atomic_write_bytes, make_folder
 
 __all__ = ["DiagramFailures", "materialize"]
 
@@ -77,7 +77,7 @@ def materialize(
             result[key] = hit
     if not todo:
         return result
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(cache_dir)
     workers = min(default_jobs() if jobs is None else max(1, jobs), len(todo))
     drawn = draw_in_workers(todo, workers, progress)
     failures = {}

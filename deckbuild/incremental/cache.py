@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deckbuild.errors import Problem
+from deckbuild.errors import Problem, WriteFailed
 from deckbuild.incremental.codec import (
     NOTE_COLUMNS,
     NOTE_FIELDS,
@@ -49,6 +49,7 @@ from deckbuild.incremental.codec import (
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
+from deckbuild.writer import make_folder, remove_file
 
 if TYPE_CHECKING:
     from deckbuild.validate import CardFacts
@@ -337,7 +338,7 @@ def open_cache(root: Path, *, writable: bool) -> Iterator[BuildCache]:
     conn: sqlite3.Connection | None = None
     try:
         if writable:
-            path.parent.mkdir(exist_ok=True)
+            make_folder(path.parent)
             conn = _connect(path)
         elif path.is_file():
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -348,8 +349,8 @@ def open_cache(root: Path, *, writable: bool) -> Iterator[BuildCache]:
             conn.close()
         conn = None
         if writable:  # corrupt or from an incompatible version: start over
-            with contextlib.suppress(OSError, sqlite3.Error):
-                path.unlink()
+            with contextlib.suppress(WriteFailed, sqlite3.Error):
+                remove_file(path)
                 conn = _connect(path)
     cache = BuildCache(conn, writable)
     try:

@@ -258,8 +258,9 @@ def _write_state(root: Path, state: dict[str, Any]) -> None:
 
 def forget_state(root: Path) -> None:
     """Drop the record of the last build (before a build that may fail half-way)."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(root / CACHE_DIR / STATE_FILE)
+    from deckbuild.writer import remove_file
+
+    remove_file(root / CACHE_DIR / STATE_FILE)
 
 
 def up_to_date(

@@ -1,1 +1,1 @@
-"""The preview site (every card as Anki renders it, offline), the Chromium launcher its tests share, and the README screenshots."""
+"""The preview site (every card as Anki renders it, offline), and the Chromium launcher its tests share."""

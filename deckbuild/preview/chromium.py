@@ -1,6 +1,6 @@
 """Launch Debian's Chromium under Playwright, offline and quiet (no browser download ever).
 
-One place for the flags: the screenshots command and the browser tests share it.
+One place for the flags: the browser tests and tools/screenshots.py share it.
 """
 
 from __future__ import annotations

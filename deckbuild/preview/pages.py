@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from deckbuild.writer import atomic_write_bytes
+from deckbuild.writer import atomic_write_bytes, make_folder, remove_file
 
 MANIFEST = "preview-pages.json"
 
@@ -48,7 +48,7 @@ class SiteWriter:
         if entry is not None and entry[0] == digest and self._stat(path) == entry[1:]:
             self.seen[rel] = entry
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
         atomic_write_bytes(path, data)  # a server reading the page meanwhile sees the old or the new one
         self.seen[rel] = [digest, *(self._stat(path) or [])]
         self.written.append(rel)
@@ -56,8 +56,8 @@ class SiteWriter:
     def finish(self) -> None:
         """Remove files of the last run that this run did not write; save the manifest."""
         for rel in sorted(set(self.known) - set(self.seen)):
-            (self.out_dir / rel).unlink(missing_ok=True)
+            remove_file(self.out_dir / rel)
         if self.manifest is not None:
-            self.manifest.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(self.manifest.parent)
             data = {"out": str(self.out_dir.resolve()), "files": dict(sorted(self.seen.items()))}
             atomic_write_bytes(self.manifest, (json.dumps(data) + "\n").encode())

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from deckbuild.errors import PreviewError
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import DIFFICULTIES, Progress
+from deckbuild.writer import atomic_write_bytes, make_folder, remove_file, remove_tree
 
 if TYPE_CHECKING:
     from deckbuild.plan_result import Plan
@@ -91,7 +92,7 @@ def write_preview(
 
         manifest = root / CACHE_DIR / MANIFEST
         if not (incremental and (out_dir / MARKER).exists()):
-            manifest.unlink(missing_ok=True)
+            remove_file(manifest)
             _prepare(out_dir)
         writer = SiteWriter(out_dir, manifest if incremental else None)
         _write_site(out_dir, planned.config.name, views, media, progress, writer)
@@ -188,9 +189,9 @@ def _prepare(out_dir: Path) -> None:
     if out_dir.exists():
         if not (out_dir / MARKER).exists() and any(out_dir.iterdir()):
             raise PreviewError(f"{out_dir} exists and is not a deckbuild preview; choose another --out")
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    (out_dir / MARKER).write_text("Written by `deckbuild preview`; replaced on every run.\n", encoding="utf-8")
+        remove_tree(out_dir)
+    make_folder(out_dir)
+    atomic_write_bytes(out_dir / MARKER, b"Written by `deckbuild preview`; replaced on every run.\n")
 
 
 def _write_site(

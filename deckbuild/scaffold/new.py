@@ -1,6 +1,6 @@
 """Write a new deck project: deck.yaml with a unique namespace, example cards, an image, git and CI files.
 
-The project is assembled in a temporary folder beside DIR and renamed into place, so a
+The writer stages the project in a hidden folder inside DIR and renames it into place, so a
 failure leaves nothing behind; a DIR that exists and is not empty is refused before anything
 is written.
 """
@@ -8,12 +8,9 @@ is written.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import shutil
 import sys
-import tempfile
 from importlib import metadata, resources
 from pathlib import Path
 from string import Template
@@ -21,6 +18,7 @@ from string import Template
 from deckbuild import __version__
 from deckbuild.errors import LocatedError, Location
 from deckbuild.model import slugify
+from deckbuild.writer import write_folder
 
 TEMPLATE = resources.files("deckbuild.scaffold") / "template"
 
@@ -148,25 +146,13 @@ def new_project(target: Path, name: str | None = None) -> list[Path]:
         "namespace": namespace_for(deck_name),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }
-    parent = target.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=parent))
-    try:
-        written = []
-        for source, dest in FILES.items():
-            data = (TEMPLATE / source).read_bytes()
-            if source.endswith(TEXT_SUFFIXES):
-                data = Template(data.decode("utf-8")).substitute(values).encode("utf-8")
-            path = staging / dest
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            written.append(Path(dest))
-        (staging / "requirements.txt").write_text(requirements()[0], encoding="utf-8")
-        written.append(Path("requirements.txt"))
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    files: dict[str, bytes] = {}
+    for source, dest in FILES.items():
+        data = (TEMPLATE / source).read_bytes()
+        if source.endswith(TEXT_SUFFIXES):
+            data = Template(data.decode("utf-8")).substitute(values).encode("utf-8")
+        files[dest] = data
+    files["requirements.txt"] = requirements()[0].encode("utf-8")
+    write_folder(target.resolve(), files)
+    written = [Path(dest) for dest in files]
     return sorted(written)

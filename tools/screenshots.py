@@ -1,12 +1,15 @@
 """Phone-width screenshots of representative cards for the README, taken from the preview site.
 
-    python -m deckbuild.preview.screenshots [-C PROJECT] [--out docs/screenshots] [--readme README.md]
+    python tools/screenshots.py [-C PROJECT] [--out docs/screenshots] [--readme README.md]
 
 Builds the preview, picks cards by rule (a question/answer card with details, a cloze
 formula or fact, a card with a figure), shoots each 360 px wide in light and night mode
 with headless Chromium, and rewrites the README's screenshot block to show exactly the
 images it wrote.  A kind of card the deck lacks is skipped with a message.  Needs
 Playwright's Python package (the [test] extra) and Chromium at /usr/bin/chromium.
+
+A development tool of this repository, not part of the deckbuild package: it rewrites the
+repository's README.md, which no deckbuild command ever writes.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from deckbuild.preview.chromium import launch_chromium
 from deckbuild.preview.fitcheck import PHONE
 from deckbuild.preview.site import CardView
 
-START = "<!-- screenshots:start (written by `python -m deckbuild.preview.screenshots`) -->"
+START = "<!-- screenshots:start (written by `python tools/screenshots.py`) -->"
 END = "<!-- screenshots:end -->"
 
 
@@ -117,7 +120,7 @@ def update_readme(readme: Path, block: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     from deckbuild.preview.site import write_preview
 
-    parser = argparse.ArgumentParser(prog="python -m deckbuild.preview.screenshots", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python tools/screenshots.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("-C", "--project", type=Path, default=Path("."), help="deck project (default: .)")
     parser.add_argument(
         "--out", type=Path, default=Path("docs/screenshots"), help="where the PNGs go (default: docs/screenshots)"
