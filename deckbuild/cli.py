@@ -281,9 +281,12 @@ def diff(project: Path, old: str, new: str) -> None:
     Lists added, changed (with the fields that changed), retired and removed notes, note
     type changes and media changes.
     """
+    from deckbuild.apply import settle
     from deckbuild.release.diff import diff as run_diff
     from deckbuild.release.diff import load
 
+    if project is not None:
+        settle(project, writing=False)  # releases/ may be half-written: refused, like check and status
     click.echo(run_diff(load(old, project), load(new, project)), nl=False)
 
 

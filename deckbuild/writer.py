@@ -32,9 +32,13 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.errors import BuildBusy, WriteFailed
 from deckbuild.layout import CACHE_DIR
+
+if TYPE_CHECKING:
+    import sqlite3
 
 JOURNAL = "journal.json"
 FAULT_ENV = "DECKBUILD_FAULT"
@@ -197,6 +201,15 @@ def remove_tree(path: Path) -> None:
         return
     except OSError as exc:
         raise _failed(path, exc, "remove") from None
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """A SQLite file opened for writing (the build cache, a package's scratch collection): SQLite
+    creates it if missing and keeps its own journal beside it, so a kill leaves it consistent.
+    sqlite3 is imported here: a no-op build never opens a database and stays light."""
+    import sqlite3
+
+    return sqlite3.connect(path)
 
 
 @contextlib.contextmanager

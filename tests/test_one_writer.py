@@ -2,8 +2,8 @@
 
 Read with `ast`: a call to os.replace/rename/remove/unlink/rmdir/mkdir/makedirs/link/symlink,
 Path.replace/rename/unlink/write_text/write_bytes/mkdir/rmdir/touch, shutil.move/rmtree/copy*,
-open() (builtin, os.fdopen, Path.open) with a mode that writes, or a zipfile.ZipFile opened to
-write, anywhere in a module other than deckbuild/writer.py fails the test, unless EXEMPT lists
+open() (builtin, os.fdopen, Path.open) with a mode that writes, a zipfile.ZipFile opened to
+write, or sqlite3.connect to a file not opened read-only (`mode=ro`), anywhere in a module other than deckbuild/writer.py fails the test, unless EXEMPT lists
 it with the reason.  Only two kinds of writes are exempt: into a temp folder made by
 `tempfile` (gone when the block ends, never in the project), and into memory.  Writes into an
 Anki collection go through the backend (Collection methods), which this test does not see.
@@ -35,7 +35,10 @@ EXEMPT: dict[tuple[str, str, str], str] = {
     ("apkg/package.py", "_zip", "ZipFile(w)"): "the package is zipped into memory (io.BytesIO); apply writes the bytes",
     ("apkg/package.py", "_stream_collection", "open(w)"): "a member of that in-memory zip (zipfile's own open)",
     ("collection/access.py", "private_copy", "shutil.copyfile"): "copies a collection into the tempfile folder its callers made",
+    ("collection/access.py", "check_collection", "sqlite3.connect"): "the integrity check opens the copy in its tempfile folder",
     ("collection/package.py", "read_package", "Path.write_bytes"): "the package's collection, unpacked into a tempfile folder",
+    ("collection/package.py", "read_package", "sqlite3.connect"): "the unpacked collection in that tempfile folder",
+    ("release/diff.py", "_from_apkg", "sqlite3.connect"): "a package's collection, unpacked into a tempfile folder to compare",
     ("commands.py", "_package", "shutil.copytree"): "status and a dry run build a copy of the project in a tempfile folder",
     ("preview/site.py", "render_cards", "Path.mkdir"): "the rendered media, kept inside the preview's tempfile folder",
     ("preview/site.py", "render_cards", "shutil.copyfile"): "the rendered media, kept inside the preview's tempfile folder",
@@ -68,6 +71,8 @@ def _call_name(call: ast.Call, imported: dict[str, str]) -> str | None:
         return "ZipFile(w)" if _writes_mode(call, 1) else None
     if not isinstance(func, ast.Attribute):
         return None
+    if isinstance(func.value, ast.Name) and func.value.id == "sqlite3" and func.attr == "connect":
+        return None if _read_only_database(call) else "sqlite3.connect"
     if func.attr in PATH_WRITES:
         return f"Path.{func.attr}"
     # str.replace takes two arguments and dataclasses.replace keywords: Path.replace takes one target.
@@ -96,6 +101,18 @@ def _writes_mode(call: ast.Call, position: int) -> bool:
     if len(call.args) > position:
         modes.append(call.args[position])
     return any(_writes(mode) or not isinstance(mode, ast.Constant) for mode in modes)
+
+
+def _read_only_database(call: ast.Call) -> bool:
+    """A database in memory, or a file opened with `mode=ro`."""
+    if not call.args:
+        return False
+    target = call.args[0]
+    if isinstance(target, ast.Constant):
+        return target.value == ":memory:"
+    return isinstance(target, ast.JoinedStr) and any(
+        isinstance(part, ast.Constant) and "mode=ro" in str(part.value) for part in target.values
+    )
 
 
 def _writes(node: ast.expr) -> bool:
@@ -154,7 +171,7 @@ def test_the_check_sees_every_kind_of_write_and_nothing_else(tmp_path: Path) -> 
     (pkg / "sub" / "bad.py").write_text(
         textwrap.dedent(
             """\
-            import dataclasses, os, shutil, zipfile, webbrowser
+            import dataclasses, os, shutil, sqlite3, zipfile, webbrowser
             from os import unlink as drop
             from shutil import rmtree
 
@@ -178,6 +195,7 @@ def test_the_check_sees_every_kind_of_write_and_nothing_else(tmp_path: Path) -> 
                 os.fdopen(fd, "wb")
                 zipfile.ZipFile(path, "w")
                 path.mkdir()
+                sqlite3.connect(path)
 
             def reads(path, text, record, url):
                 open(path)
@@ -189,6 +207,8 @@ def test_the_check_sees_every_kind_of_write_and_nothing_else(tmp_path: Path) -> 
                 webbrowser.open(url)
                 zipfile.ZipFile(path)
                 os.path.join(text, text)
+                sqlite3.connect(":memory:")
+                sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             """
         ),
         encoding="utf-8",
@@ -216,4 +236,5 @@ def test_the_check_sees_every_kind_of_write_and_nothing_else(tmp_path: Path) -> 
         "open(w)",
         "ZipFile(w)",
         "Path.mkdir",
+        "sqlite3.connect",
     ]

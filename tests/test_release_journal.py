@@ -102,7 +102,7 @@ def test_a_file_that_refuses_to_be_replaced_rolls_back_the_renames_before_it(rel
 @pytest.mark.parametrize("renames", [1, 2, 4])
 def test_a_killed_release_is_reported_then_rolled_back_by_the_next_build(released: Path, tmp_path: Path, renames: int) -> None:
     """SIGKILL the release after `renames` of its five renames (snapshot, deck.yaml, CHANGELOG.md,
-    record, package): status and check refuse (E163) and change nothing; the next build rolls
+    record, package): status, check and diff refuse (E163), say how to finish and change nothing; the next build rolls
     the release back (E164) and builds exactly what an uninterrupted build of the same sources does."""
     clean = tmp_path / "clean"
     shutil.copytree(released, clean)
@@ -119,7 +119,7 @@ def test_a_killed_release_is_reported_then_rolled_back_by_the_next_build(release
     half = tree(released)
     assert half != original  # the kill did leave a half release behind
     journal = (released / JOURNAL).read_bytes()
-    for command in (["status", "--collection", str(collection)], ["check"]):
+    for command in (["status", "--collection", str(collection)], ["check"], ["diff", "1.0.0", "1.0.1"]):
         refused = deckbuild(released, *command)
         assert refused.returncode == 1, (command, refused.stdout, refused.stderr)
         line = refused.stderr.strip().splitlines()[0]
@@ -149,4 +149,21 @@ def test_a_killed_release_is_rolled_back_by_the_next_release(released: Path, tmp
 
     assert again.returncode == 0, again.stderr
     assert "E164" in again.stderr and "released 1.0.1" in again.stdout
+    assert tree(released) == tree(clean)
+
+
+def test_a_killed_release_is_rolled_back_by_the_next_preview(released: Path, tmp_path: Path) -> None:
+    """preview writes the package too: it rolls the killed release back before it plans, and the
+    project ends as an uninterrupted preview of the same sources leaves it."""
+    clean = tmp_path / "clean"
+    shutil.copytree(released, clean)
+    assert deckbuild(clean, "preview", "--out", str(tmp_path / "clean-site")).returncode == 0
+
+    assert deckbuild(released, "release", fault="kill-after-rename:3").returncode == -9
+    assert (released / "releases" / "1.0.1.jsonl").exists()
+    preview = deckbuild(released, "preview", "--out", str(tmp_path / "site"))
+
+    assert preview.returncode == 0, preview.stderr
+    assert f"{JOURNAL}: E164 warning: an interrupted write was rolled back" in preview.stderr
+    assert not (released / JOURNAL).exists() and not (released / "releases" / "1.0.1.jsonl").exists()
     assert tree(released) == tree(clean)

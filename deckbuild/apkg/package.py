@@ -245,14 +245,14 @@ def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None]
     and its serialized copy were the peak of a 100k-card build).  Same bytes as the
     in-memory way (see _stream_collection).  None if the scratch file cannot be written
     (a read-only or full disk): the caller builds in memory instead."""
-    from deckbuild.writer import scratch_file
+    from deckbuild.writer import open_database, scratch_file
 
     _remove_abandoned(work_dir)
     with scratch_file(work_dir, "package-", ".anki2") as name:
         if name is None:
             return None
         try:
-            conn = sqlite3.connect(name)
+            conn = open_database(name)
             try:
                 conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: nothing to roll back to
                 conn.execute("PRAGMA synchronous=OFF")

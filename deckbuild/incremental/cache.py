@@ -49,7 +49,7 @@ from deckbuild.incremental.codec import (
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
-from deckbuild.writer import make_folder, remove_file
+from deckbuild.writer import make_folder, open_database, remove_file
 
 if TYPE_CHECKING:
     from deckbuild.validate import CardFacts
@@ -362,7 +362,7 @@ def open_cache(root: Path, *, writable: bool) -> Iterator[BuildCache]:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """Open for writing; entries made by other code are dropped here, once."""
-    conn = sqlite3.connect(path)
+    conn = open_database(path)
     conn.executescript(_SCHEMA)
     if _stored_code(conn) != code_fingerprint():
         # Dropped, not emptied: other code may keep other columns.

@@ -75,9 +75,10 @@ def write_preview(
     site and rewrite only the files whose bytes changed, tracked in .deckbuild-cache/ (same
     result as a full run).  `check_fit`: then open every card at phone width (fitcheck.py).
     """
-    from deckbuild.apply import apply
+    from deckbuild.apply import apply, settle
     from deckbuild.plan import plan
 
+    settle(root, writing=True)  # a write killed half-way is rolled back before the plan reads the project
     # Stage 1: the package, through the same plan (and checks) as `deckbuild build`.
     planned = plan(root, "build", progress=progress)
     apply(planned)
