@@ -159,7 +159,8 @@ class WriteFailed(DeckbuildError):
     def problems(self) -> Sequence[Problem]:
         where = Location(str(self.path))
         if self.step == "in the way":
-            return (Problem(where, "E166", f"cannot write {self.path}: {self.reason}; move or remove it and run again"),)
+            message = f"cannot write {self.path}: {self.reason}; a file or folder is in its way: move it or choose another place"
+            return (Problem(where, "E166", message),)
         if self.step == "replace":
             message = f"cannot replace {self.path}: {self.reason}; make that file writable and run again"
             return (Problem(where, "E162", message),)

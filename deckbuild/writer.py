@@ -292,6 +292,8 @@ def _make_missing(folder: Path) -> list[Path]:
 
 
 def _failed(path: Path, exc: OSError, step: str) -> WriteFailed:
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+        step = "in the way"  # a file where a folder belongs, or the other way round
     return WriteFailed(exc.filename or path, exc.strerror or str(exc), step)
 
 

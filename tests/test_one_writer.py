@@ -238,3 +238,31 @@ def test_the_check_sees_every_kind_of_write_and_nothing_else(tmp_path: Path) -> 
         "Path.mkdir",
         "sqlite3.connect",
     ]
+
+
+def test_a_write_outside_a_build_names_the_file_and_the_os_cause(sample: Path, tmp_path: Path) -> None:
+    """The preview site's folder cannot be made under a regular file: E166 at that folder, with
+    the OS's words, no traceback, and the file left as it was."""
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("mine\n")
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent), "SOURCE_DATE_EPOCH": "1700000000"}
+    env.pop("DECKBUILD_DEBUG", None)
+    out = blocker / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "deckbuild.cli", "preview", "-C", str(sample), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if " E16" in line]
+    assert errors == [
+        f"{out}: E166 cannot write {out}: Not a directory; a file or folder is in its way: move it or choose another place"
+    ]
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert blocker.read_text() == "mine\n"
