@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import yaml
 from ankiutil import notes_by_card_id, visible_text
 from conftest import REPO
+from golden import snapshot
 
+from deckbuild.commands import build
 from deckbuild.notes import source_text
 from deckbuild.release.retirement import INTERNAL_CODE
 
@@ -49,3 +52,14 @@ def test_no_field_of_the_shipped_deck_holds_an_internal_code(shipped_collection)
             found += [w for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text) if w in notes]
             problems += [f"{card_id} {name}: {code}" for code in found]
     assert not problems, "\n".join(problems)
+
+
+def test_a_title_given_later_reaches_every_note_on_the_next_build(sample: Path) -> None:
+    """The build cache keys notes on the titles too: editing `sources:` alone re-renders Source."""
+    before = {n["fields"][9]: n["fields"][6] for n in snapshot(build(sample).path)["notes"]}
+    assert before["escaping"] == "sample-notes · question 1"
+    deck = sample / "deck.yaml"
+    deck.write_text(deck.read_text(encoding="utf-8") + "sources:\n  sample-notes: The Sample Notes\n", encoding="utf-8")
+    after = {n["fields"][9]: n["fields"][6] for n in snapshot(build(sample).path)["notes"]}
+    assert after["escaping"] == "The Sample Notes · question 1"
+    assert {k for k, v in after.items() if v != before[k]} == {k for k, v in before.items() if "sample-notes" in v}
