@@ -27,6 +27,10 @@ OPTIONS: dict[str, tuple[bool, str]] = {
     ),
     "output": (False, "Folder for built packages, relative to the project (default: dist)."),
     "variants": (False, "Smaller decks cut from the same cards, each with its own name and version (variants.py)."),
+    "sources": (
+        False,
+        "Document name -> the title a learner can look up, shown in each card's Source field instead of the name.",
+    ),
 }
 
 
@@ -65,7 +69,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
         if required and key not in data:
             if key not in misspelled:  # else E104 already says "did you mean"
                 problems.append(Problem(data.loc, "E105", f"missing required key '{key}'"))
-        elif key in data and key != "variants" and not isinstance(data[key], str):
+        elif key in data and key not in ("variants", "sources") and not isinstance(data[key], str):
             problems.append(
                 Problem(data.value_locs[key], "E106", f"'{key}': expected text; got {type(data[key]).__name__} {data[key]!r}")
             )
@@ -96,6 +100,7 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
     if "variants" in data:
         variants, variant_problems = parse_variants(data["variants"], data.value_locs["variants"], data["name"].strip())
         problems += variant_problems
+    sources = _sources(data, problems)
     description_html, warnings = _description_html(data, problems)
     if problems:
         return None, problems
@@ -109,9 +114,39 @@ def load_config(root: Path) -> tuple[DeckConfig | None, list[Problem]]:
             location=Location(display, 1, 1),
             variants=variants,
             description_html=description_html,
+            sources=sources,
         ),
         warnings,
     )
+
+
+def _sources(data: LocatedMap, problems: list[Problem]) -> tuple[tuple[str, str], ...]:
+    """`sources:` as sorted (document, title) pairs; E106 for anything but a mapping of text to text."""
+    if "sources" not in data:
+        return ()
+    given = data["sources"]
+    if not isinstance(given, LocatedMap):
+        problems.append(
+            Problem(
+                data.value_locs["sources"],
+                "E106",
+                f"'sources': expected a mapping of document name to title; got {type(given).__name__} {given!r}",
+            )
+        )
+        return ()
+    pairs = []
+    for document, title in given.items():
+        if not isinstance(title, str) or not title.strip():
+            problems.append(
+                Problem(
+                    given.value_locs[document],
+                    "E106",
+                    f"'sources': the title of '{document}': expected non-empty text; got {title!r}",
+                )
+            )
+            continue
+        pairs.append((str(document), title.strip()))
+    return tuple(sorted(pairs))
 
 
 def _description_html(data: LocatedMap, problems: list[Problem]) -> tuple[str | None, list[Problem]]:

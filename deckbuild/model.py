@@ -47,6 +47,7 @@ class DeckConfig:
     location: Location
     variants: tuple[Variant, ...] = ()
     description_html: str | None = None  # shipped as written, without the version line (adopted decks)
+    sources: tuple[tuple[str, str], ...] = ()  # (document, title): what a card's Source field shows
 
     def variant(self, key: str) -> Variant | None:
         return next((v for v in self.variants if v.key == key), None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,24 @@ def effective(card: Card, by_id: Mapping[str, Card]) -> tuple[str, tuple[str, ..
     return difficulty, topics, source
 
 
+QUESTION_NUMBER = re.compile(r"q0*(\d+)")
+
+
+def source_text(source: str, titles: Mapping[str, str]) -> str:
+    """What the Source field shows: the document's title (deck.yaml `sources:`) and where in it.
+
+    `deep-learning-120#q040` reads "<title> · question 40": the document name and the `qNN`
+    position are the importer's keys, which a learner cannot look anything up by.
+    """
+    if not source:
+        return ""
+    document, _, where = (part.strip() for part in source.partition("#"))
+    title = titles.get(document, document)
+    number = QUESTION_NUMBER.fullmatch(where)
+    where = f"question {number.group(1)}" if number else where
+    return f"{title} · {where}" if where else title
+
+
 def card_tags(card: Card, difficulty: str, topics: Sequence[str], source: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
     """difficulty::, topic::, source::, kind:: and the card's own tags, sorted and unique."""
     tags = {DIFFICULTY_TAG + difficulty} if difficulty else set()
@@ -56,9 +75,11 @@ def render_notes(
     memo: RenderMemo | None = None,
     reuse: NoteReuse | None = None,
     declared: Mapping[str, NoteType] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> list[RenderedNote]:
     """Render every card; `figures` maps card id -> (its image, whether values are illustrative);
-    `declared`: the project's own note types, for its cards of kind "note".
+    `declared`: the project's own note types, for its cards of kind "note"; `titles`: the
+    source documents' titles (deck.yaml `sources:`).
 
     `memo` holds the renderings of earlier builds and workers (a fresh one if not given);
     `reuse` hands back notes of the last build whose inputs did not change.
@@ -102,7 +123,7 @@ def render_notes(
             "Figure": figure,
             "Difficulty": plain(difficulty),
             "Topics": plain(" · ".join(t.replace("::", " › ") for t in topics)),
-            "Source": plain(source.replace("#", " · ")),
+            "Source": plain(source_text(source, titles or {})),
             "Related": related,
             "Notice": plain(notice),
             "CardId": plain(card.id),

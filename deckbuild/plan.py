@@ -240,7 +240,7 @@ def _plan(
         record = dataclasses.replace(record, extra={**record.extra, "release": dict(decision.info)})
         previous = decision.snapshot
     # Stage 9: notes retired in the last release keep shipping as they last shipped.
-    retired = _retired(root, cards, rendered, previous)
+    retired = _retired(root, cards, rendered, previous, dict(config.sources))
     source = Source(root, config, cards, notetypes)
     variant_decision = None
     if goal == "release" and variant is not None:
@@ -381,21 +381,25 @@ def _render(
     from deckbuild.render import RenderMemo
 
     memo = RenderMemo(cache.markdown(), cache.markdown_lookup)
-    reuse = NoteReuse(cache, config.namespace, figures)
-    rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse, declared)
+    reuse = NoteReuse(cache, config.namespace, figures, config.sources)
+    rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse, declared, dict(config.sources))
     cache.store_markdown(memo.fresh, memo.used, len(cards))
     cache.save_notes()
     return rendered
 
 
 def _retired(
-    root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote], snapshot: Snapshot | None
+    root: Path,
+    cards: Sequence[Card],
+    rendered: Sequence[RenderedNote],
+    snapshot: Snapshot | None,
+    titles: Mapping[str, str],
 ) -> list[RenderedNote]:
     if snapshot is None:
         return []
     from deckbuild.release import retirement
 
-    gone = retirement.shipped(root, cards, rendered, snapshot)
+    gone = retirement.shipped(root, cards, rendered, snapshot, titles)
     return [n.as_rendered(len(rendered) + i) for i, n in enumerate(gone)]
 
 

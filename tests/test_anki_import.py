@@ -31,7 +31,7 @@ def test_import_counts_fields_tags_deck(sample: Path, collection) -> None:
     assert "<em>emphasis</em>" in esc["Details"] and "<code>code</code>" in esc["Details"]
     assert esc["Difficulty"] == "easy"
     assert esc["Topics"] == "foundations › text"
-    assert esc["Source"] == "sample-notes · q1"
+    assert esc["Source"] == "sample-notes · question 1"
     assert esc["CardId"] == "escaping"
     assert sorted(esc.tags) == ["difficulty::easy", "sample::escaping", "source::sample-notes", "topic::foundations::text"]
 

@@ -72,3 +72,19 @@ def test_cpu_counts_the_processes_a_build_leaves_behind(tmp_path: Path) -> None:
         check=True,
     )
     assert float(proc.stdout) >= float(report.read_text())  # the orphan finished, was waited for, and counted
+
+
+def test_quick_serve_benchmark_times_a_save_until_the_served_page_holds_it() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "serve.py"), "--quick", "--shipped", str(ROOT / "tests/projects/sample")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [line.split("|")[1:-1] for line in proc.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [cells[0].strip() for cells in rows[1:]] == ["shipped deck", "synthetic 300"], proc.stdout
+    for cells in rows[1:]:
+        assert float(cells[3]) > 0 and float(cells[5]) > 0, cells  # a save was seen on the page; memory sampled

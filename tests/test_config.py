@@ -71,6 +71,17 @@ def test_a_valid_deck_yaml(tmp_path: Path) -> None:
                 "deck.yaml:1:7: E107 'name' must not be empty",
             ],
         ),
+        (
+            "name: D\nnamespace: d\nversion: 1.0.0\nsources: [a, b]\n",
+            ["deck.yaml:4:10: E106 'sources': expected a mapping of document name to title; got LocatedList ['a', 'b']"],
+        ),
+        (
+            "name: D\nnamespace: d\nversion: 1.0.0\nsources:\n  bank-1: ''\n  bank-2: [x]\n",
+            [
+                "deck.yaml:5:11: E106 'sources': the title of 'bank-1': expected non-empty text; got ''",
+                "deck.yaml:6:11: E106 'sources': the title of 'bank-2': expected non-empty text; got ['x']",
+            ],
+        ),
         ("- name: D\n", ["deck.yaml:1:1: E103 expected a mapping of options; got LocatedList"]),
         ("# nothing yet\n", ["deck.yaml: E103 deck.yaml is empty; expected a mapping with name, namespace, version"]),
         ("name: D\nname: E\n", ["deck.yaml:2:1: E101 key 'name' is given twice in one mapping (first at line 1); keep one"]),

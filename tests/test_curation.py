@@ -38,6 +38,36 @@ def test_every_shipped_card_id_has_one_row_and_no_row_is_stale(shipped_collectio
     assert repeated == [], f"card ids with more than one row: {repeated}"
 
 
+def verdict_problems(rows: dict[str, list[str]], ids: set[str]) -> list[str]:
+    """Ids whose row lacks a verdict (kept / changed: what), a reason or a source cell ("—": none needed)."""
+    problems = []
+    for card_id in sorted(ids):
+        cells = rows.get(card_id)
+        if cells is None or len(cells) != 3:
+            problems.append(f"{card_id}: expected a row of verdict | reason | source, found {cells}")
+            continue
+        verdict, reason, source = cells
+        if not verdict.startswith(("kept", "changed: ")) or not reason or not source:
+            problems.append(f"{card_id}: {cells}")
+    return problems
+
+
+def test_verdict_problems_finds_each_kind() -> None:
+    rows = {"a": ["kept", "answers", "—"], "b": ["gist", "why", "—"], "c": ["kept", "", "—"], "d": ["kept", "x"]}
+    assert [p.split(":")[0] for p in verdict_problems(rows, {"a", "b", "c", "d", "e"})] == ["b", "c", "d", "e"]
+
+
+def test_every_question_row_gives_a_verdict_a_reason_and_a_source(shipped_collection) -> None:
+    """Issue 30: each question card's row says kept or changed (what), why, and the source."""
+    text = CURATION.read_text(encoding="utf-8")
+    section = text[: text.index(CLOZE_SECTION)]
+    notes = notes_by_card_id(shipped_collection)
+    question_ids = {i for i, n in notes.items() if "Question" in n and "retired" not in n.tags}
+    assert len(question_ids) == 163
+    rows = {m.group(1): [c.strip() for c in m.group(2).split(" | ")] for m in ROW.finditer(section)}
+    assert verdict_problems(rows, question_ids) == []
+
+
 def test_every_cloze_row_gives_a_verdict_and_a_source(shipped_collection) -> None:
     text = CURATION.read_text(encoding="utf-8")
     section = text[text.index(CLOZE_SECTION) :]

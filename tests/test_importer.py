@@ -197,8 +197,15 @@ def test_shipped_cards_are_what_the_importer_writes(project: Path) -> None:
     """Re-importing the seeds into the repo's cards/ changes nothing there.
 
     Curated gists and details differ from the seed on purpose and are never rewritten, so
-    the curated deck is a fixed point of `deckbuild import seeds/*.txt`.
+    the curated deck is a fixed point of `deckbuild import seeds/*.txt`.  The test holds
+    only while shipped details do differ from what a fresh import writes (issue 30 curated
+    dozens of them), so that is checked first.
     """
+    fresh = {c["id"]: c.get("details") for c in _cards(project)}
+    shipped = {c["id"]: c for c in _cards(REPO) if "origin" in c}
+    curated = [i for i, card in shipped.items() if card.get("details") != fresh[i]]
+    assert len(curated) >= 40, curated
+    assert "residual-skip-connections-help" in curated and "learning-rate-scale-batch" in curated
     shutil.rmtree(project / "cards")
     shutil.copytree(REPO / "cards", project / "cards")
     before = _snapshot(project)

@@ -21,14 +21,20 @@ class NoteReuse:
     A note is a pure function of its card, of what it shows of the cards it names (`of`,
     `related`, `duplicate_of`) or that name it as their duplicate -- their front text and
     the difficulty, topics and source a cloze inherits (shown_digest) --, of its figure's file
-    name and illustrative flag, and of the namespace (notes.render_notes); the key hashes
+    name and illustrative flag, of the namespace and of the source titles (notes.render_notes); the key hashes
     all of them, so a hit is the note a fresh rendering would give.  Positions (`due`) are
     set here from the caller's.  tests/test_cache.py checks edit -> rebuild == clean build.
     """
 
-    def __init__(self, cache: BuildCache, namespace: str, figures: Mapping[str, tuple[MediaFile, bool]]) -> None:
+    def __init__(
+        self,
+        cache: BuildCache,
+        namespace: str,
+        figures: Mapping[str, tuple[MediaFile, bool]],
+        titles: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self._cache = cache
-        self._namespace = namespace.encode()
+        self._namespace = namespace.encode() + (repr(tuple(titles)).encode() if titles else b"")
         self._figures = figures
         self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
         self.shown_digest: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)

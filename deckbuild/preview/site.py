@@ -167,11 +167,17 @@ def card_views(planned: Plan, sides: Sides) -> list[CardView]:
     return views
 
 
+# A <style> or <script> block up to its first closing tag, written so that each character is
+# looked at once (a lazy `.*?` retried the closing tag at every character of a side's CSS).
+_BLOCK = re.compile(r"<style>[^<]*(?:<(?!/style>)[^<]*)*</style>|<script>[^<]*(?:<(?!/script>)[^<]*)*</script>")
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
 def visible_text(rendered: str) -> str:
     """What a learner reads on a rendered side: style and tags dropped, entities decoded."""
-    text = re.sub(r"<(style|script)>.*?</\1>", " ", rendered, flags=re.DOTALL)
-    text = re.sub(r"<[^>]+>", " ", text)
-    return re.sub(r"\s+", " ", html.unescape(text)).strip()
+    text = _TAG.sub(" ", _BLOCK.sub(" ", rendered))
+    return _SPACE.sub(" ", html.unescape(text)).strip()
 
 
 def mathjax_dir() -> Path:

@@ -74,7 +74,7 @@ def decide(
         retired.update({k: n for k, n in previous.notes.items() if n.retired and k not in current and n.guid not in guids})
     snapshot = versioning.Snapshot(version, now, schemas, tuple(sorted(set(media))), {**current, **retired})
     # The snapshot records retired notes as they ship: their fronts say why and what replaces them.
-    shown = retirement.shipped(root, cards, rendered, snapshot)
+    shown = retirement.shipped(root, cards, rendered, snapshot, dict(config.sources))
     snapshot = dataclasses.replace(snapshot, notes={**snapshot.notes, **{n.card_id: n for n in shown}})
     changelog = versioning.changelog_with(root, versioning.changelog_entry(version, now, changes, config.name), config.name)
     files = (

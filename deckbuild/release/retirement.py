@@ -25,7 +25,9 @@ from deckbuild.apkg.notetypes import NOTETYPES
 from deckbuild.errors import Location, Problem, ProjectInvalid, close_key
 from deckbuild.layout import RETIRED_FILE
 from deckbuild.model import RETIRED_TAG, Card, RenderedNote, content_hash
+from deckbuild.notes import source_text
 from deckbuild.release.versioning import PublishedNote, Snapshot
+from deckbuild.render import plain
 from deckbuild.yamlload import LocatedMap, load_yaml
 
 KEYS = ("reason", "replaced_by")
@@ -45,8 +47,15 @@ class Retirement:
     replaced_by: str
 
 
-def shipped(root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote], snapshot: Snapshot) -> list[PublishedNote]:
-    """The notes `snapshot` retired that still ship, each telling its learners why and what replaces it."""
+def shipped(
+    root: Path,
+    cards: Sequence[Card],
+    rendered: Sequence[RenderedNote],
+    snapshot: Snapshot,
+    titles: Mapping[str, str] | None = None,
+) -> list[PublishedNote]:
+    """The notes `snapshot` retired that still ship, each telling its learners why and what replaces it;
+    `titles` (deck.yaml `sources:`) names their Source as the live cards' is named."""
     current = {n.card_id for n in rendered}
     guids = {n.guid for n in rendered}  # a retired note a card took back (previous_ids) ships once
     gone = [n for k, n in sorted(snapshot.notes.items()) if n.retired and k not in current and n.guid not in guids]
@@ -54,7 +63,7 @@ def shipped(root: Path, cards: Sequence[Card], rendered: Sequence[RenderedNote],
     live = {n.card_id: question_text(n.fields, n.notetype == "cloze") for n in rendered}
     renamed = {old: c.id for c in cards for old in c.previous_ids}
     why = load(root, {n.card_id for n in gone}, leaving, live, renamed)
-    return [present(n, why[n.card_id], live) for n in gone]
+    return [present(n, why[n.card_id], live, titles or {}) for n in gone]
 
 
 def check(root: Path, cards: Sequence[Card], snapshot: Snapshot) -> list[Problem]:
@@ -196,8 +205,11 @@ def question_text(fields: tuple[str, ...] | list[str], is_cloze: bool) -> str:
     return text if len(text) <= 160 else text[:159].rsplit(" ", 1)[0] + "…"
 
 
-def present(note: PublishedNote, retirement: Retirement, live: Mapping[str, str]) -> PublishedNote:
-    """The retired note as learners get it: its front says it retired, why, and what to study instead.
+def present(
+    note: PublishedNote, retirement: Retirement, live: Mapping[str, str], titles: Mapping[str, str] | None = None
+) -> PublishedNote:
+    """The retired note as learners get it: its front says it retired, why, and what to study instead;
+    a Source shipped as `<document> · <where>` names the document's title instead (notes.source_text).
 
     The same note and retirement always give the same fields (a rebuilt note is unchanged);
     a declared note type's note keeps its fields (only its tag says it retired)."""
@@ -222,6 +234,9 @@ def present(note: PublishedNote, retirement: Retirement, live: Mapping[str, str]
         fields["Context"] = ""
     else:
         fields["Question"] = front
+    document, dot, where = html.unescape(fields.get("Source", "")).partition(" · ")
+    if document in (titles or {}):
+        fields["Source"] = plain(source_text(f"{document}#{where}" if dot else document, titles or {}))
     new = tuple(fields[name] for name in kind.fields)
     if new == note.fields:
         return note
