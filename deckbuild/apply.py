@@ -1,12 +1,12 @@
-"""apply(plan): the only code that writes a project's files, all of them or none.
+"""apply(plan): a plan's outputs written through the one writer (writer.py), all of them or none.
 
 Under the project lock, every output of the plan goes through one transaction of the
 writer (writer.py): staged beside its target, then renamed into place in the plan's order
 (a release's snapshot, deck.yaml and CHANGELOG.md, then the record, then the package) under
 a journal.  A failure while staging changes nothing; a failed rename puts back every file
 replaced before it; a kill between two renames is rolled back from the journal by the next
-writing command (commands.settle) before it plans.  A file that changed since the plan read it (another deckbuild wrote
-it in between) is never overwritten.
+writing command (`settle`, below) before it plans.  A file that changed since the plan read
+it (another deckbuild wrote it in between) is never overwritten.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def _relative(root: Path, path: Path) -> str:
 def settle(root: Path, *, writing: bool) -> None:
     """Before a command reads the project: finish with a write a killed deckbuild left half-done.
 
-    A writing command (build, release, import) rolls it back from the journal, so that it plans
+    A writing command (build, release, import, push, preview, serve) rolls it back from the journal, so that it plans
     from the files as they were before that write (E164 on stderr says which came back); a
     read-only one (check, status, diff, a dry run) changes nothing and stops with E163.
     """
