@@ -1,0 +1,84 @@
+"""What a cloze card's front shows while one deletion is hidden: its words, symbols and numbers.
+
+Anki's card N shows the note's context, the text with deletion N replaced by its hint (or
+``[...]``), and every other deletion in full.  The give-away checks read exactly that.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deckbuild.cloze.scan import Deletion, Plain, find_math_spans, parse_deletions
+from deckbuild.model import Card
+
+_TEXT_MACROS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname|mathcal|mathbb)\b")
+_SPACING = re.compile(r"\\[,;:! ]|\\(?:quad|qquad|left|right|big|Big|bigl|bigr|Bigl|Bigr|displaystyle)\b")
+_TOKEN = re.compile(r"\\[A-Za-z]+|\w+|[^\w\s{}]")
+_WORDED = re.compile(r"\\(?:text|textbf|textit|mathrm|operatorname)\s*\{[^{}]*\}")
+_SYMBOL = re.compile(r"\\[A-Za-z]+|[A-Za-z]")
+_GREEK_NAMES = (
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho "
+    "sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega"
+)
+GREEK = frozenset(_GREEK_NAMES.split(" "))
+
+
+@dataclass(frozen=True)
+class Front:
+    """Card N of a cloze note: the deletion it hides and the text its front shows."""
+
+    deletion: Deletion
+    context: str
+    visible: str  # the cloze text with this deletion's number hidden (its hint kept)
+    others: tuple[Deletion, ...]  # deletions of other numbers, shown in full
+
+
+def tokens(text: str) -> list[str]:
+    """Words and symbols, ignoring case, spacing macros, braces and text macros."""
+    text = _SPACING.sub(" ", _TEXT_MACROS.sub(" ", text))
+    return _TOKEN.findall(text.lower())
+
+
+def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
+
+
+def fronts(card: Card) -> list[Front]:
+    """One Front per deletion of a formula or fact card (a number used twice: one per occurrence)."""
+    if card.kind not in ("formula", "fact"):
+        return []
+    text = getattr(card, card.kind)
+    parsed = parse_deletions(text)
+    out = []
+    for deletion in parsed.deletions:
+        parts = []
+        for segment in parsed.segments:
+            if isinstance(segment, Plain):
+                parts.append(segment.text)
+            elif segment.number == deletion.number:
+                parts.append(f" {segment.hint or '[...]'} ")
+            else:
+                parts.append(segment.body)
+        others = tuple(d for d in parsed.deletions if d.number != deletion.number)
+        out.append(Front(deletion, card.context, "".join(parts), others))
+    return out
+
+
+def math_of(text: str, whole: bool) -> str:
+    """The LaTeX of a text: all of it (a formula), or its \\( \\) and \\[ \\] spans joined."""
+    return text if whole else " ".join(latex for _s, _e, latex, _d in find_math_spans(text))
+
+
+def symbols(latex: str) -> set[str]:
+    """The symbols a piece of LaTeX names: single letters and Greek letters, not words in \\text{}."""
+    found = set()
+    for token in _SYMBOL.findall(_WORDED.sub(" ", latex)):
+        if token.startswith("\\"):
+            if token[1:] in GREEK:
+                found.add(token)
+        else:
+            found.add(token)
+    return found
