@@ -72,6 +72,17 @@ def test_each_code_fires_on_its_planted_card_at_its_place(sample: Path) -> None:
         assert [line[: len(expected)] for line in lines] == [expected], (code, err)
 
 
+def test_a_symbol_named_in_the_contexts_prose_is_found_by_elimination_too(sample: Path) -> None:
+    card = PLANTED["E424"][0].replace("\\(P\\)", "P").replace("\\(K\\)", "K").replace("\\(S\\)", "S")
+    assert "stride S." in card
+    write_tree(sample, {"cards/lint.yaml": QUESTION + card})
+    _status, _out, err = _check(sample)
+    assert "cards/lint.yaml:7:48: E424 warning: card 'eliminate': c1: the context names S," in err, err
+    write_tree(sample, {"cards/lint.yaml": QUESTION + card.replace("{{c1::S}}", "{{c1::S}} + 0 \\cdot S")})
+    status, _out, err = _check(sample, "--strict")  # S shown outside the deletion: nothing to eliminate
+    assert status == 0 and "0 error(s), 0 warning(s)" in err, err
+
+
 def test_strict_fails_on_a_lint_warning(sample: Path) -> None:
     write_tree(sample, {"cards/lint.yaml": QUESTION + PLANTED["E425"][0]})
     assert _check(sample, "--strict")[0] == 1

@@ -72,6 +72,41 @@ def math_of(text: str, whole: bool) -> str:
     return text if whole else " ".join(latex for _s, _e, latex, _d in find_math_spans(text))
 
 
+_PROSE_LETTER = re.compile(r"(?<![\w'’\\-])([B-HJ-Z])(?![\w'’-])")  # "stride S"; not the words "A" and "I"
+GREEK_LETTERS = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "η": "eta",
+    "θ": "theta",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "ν": "nu",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "τ": "tau",
+    "φ": "phi",
+    "ω": "omega",
+}
+"""Greek letters written as characters in prose, and the macro a formula writes them with."""
+
+
+def named_symbols(context: str) -> set[str]:
+    """The symbols a context names: those of its math, and single capital letters and Greek
+    letters written in its prose ("with stride S", "learning rate η")."""
+    named = symbols(math_of(context, whole=False))
+    prose = context
+    for start, end, _latex, _display in reversed(find_math_spans(context)):
+        prose = prose[:start] + " " + prose[end:]
+    named |= set(_PROSE_LETTER.findall(prose))
+    named |= {f"\\{name}" for char, name in GREEK_LETTERS.items() if char in prose}
+    return named
+
+
 def symbols(latex: str) -> set[str]:
     """The symbols a piece of LaTeX names: single letters and Greek letters, not words in \\text{}."""
     found = set()

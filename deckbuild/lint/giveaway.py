@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deckbuild.lint.codes import Finding
-from deckbuild.lint.front import Front, contains, fronts, math_of, symbols, tokens
+from deckbuild.lint.front import Front, contains, fronts, math_of, named_symbols, symbols, tokens
 from deckbuild.model import Card
 
 MIN_ANSWER_CHARS = 2
@@ -39,14 +39,14 @@ def shown_elsewhere(card: Card) -> list[Finding]:
 
 
 def eliminated(card: Card) -> list[Finding]:
-    """E424: a symbol the context's math names that the formula shows only inside this deletion.
+    """E424: a symbol the context names that the formula shows only inside this deletion.
 
     The learner then knows the hidden part must use it (found by elimination).  For a fact,
     "the formula" is the LaTeX of its math spans.
     """
     found = []
     for front in fronts(card):
-        named = symbols(math_of(front.context, whole=False))
+        named = named_symbols(front.context)
         if not named:
             continue
         inside = symbols(math_of(front.deletion.body, card.kind == "formula"))
