@@ -41,8 +41,10 @@ def shown_elsewhere(card: Card) -> list[Finding]:
 def eliminated(card: Card) -> list[Finding]:
     """E424: a symbol the context names that the formula shows only inside this deletion.
 
-    The learner then knows the hidden part must use it (found by elimination).  For a fact,
-    "the formula" is the LaTeX of its math spans.
+    The learner then knows the hidden part must use it; when such symbols are at least half
+    of the deletion's distinct symbols, the answer is found by elimination (\\sqrt{b^2 - 4ac},
+    where only c is missing from the front, is not).  For a fact, "the formula" is the LaTeX
+    of its math spans.
     """
     found = []
     for front in fronts(card):
@@ -52,7 +54,7 @@ def eliminated(card: Card) -> list[Finding]:
         inside = symbols(math_of(front.deletion.body, card.kind == "formula"))
         outside = symbols(math_of(front.visible, card.kind == "formula"))
         only_inside = sorted(named & inside - outside)
-        if only_inside:
+        if only_inside and 2 * len(only_inside) >= len(inside):  # the missing symbols are much of the answer
             found.append(_finding(card, front, only_inside))
     return found
 
