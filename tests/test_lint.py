@@ -83,6 +83,14 @@ def test_a_symbol_named_in_the_contexts_prose_is_found_by_elimination_too(sample
     assert status == 0 and "0 error(s), 0 warning(s)" in err, err
 
 
+def test_build_prints_the_warnings_and_still_writes_the_package(sample: Path) -> None:
+    write_tree(sample, {"cards/lint.yaml": QUESTION + PLANTED["E425"][0]})
+    result = CliRunner().invoke(main, ["build", "-C", str(sample)])
+    assert result.exit_code == 0, result.output
+    assert PLANTED["E425"][1] in result.stderr and "1 warning(s)" in result.stderr
+    assert list((sample / "dist").glob("*.apkg"))
+
+
 def test_strict_fails_on_a_lint_warning(sample: Path) -> None:
     write_tree(sample, {"cards/lint.yaml": QUESTION + PLANTED["E425"][0]})
     assert _check(sample, "--strict")[0] == 1

@@ -9,11 +9,12 @@ subscripts, and the note's other deletions.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from itertools import permutations
 
 from deckbuild.cloze.scan import Deletion
 from deckbuild.lint.codes import Finding
-from deckbuild.lint.front import fronts
+from deckbuild.lint.front import Front
 from deckbuild.model import Card
 
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
@@ -73,10 +74,10 @@ def answer_value(body: str) -> tuple[float, float] | None:
     return value, 0.5 * 10.0**-decimals * abs(scale)
 
 
-def one_step(card: Card) -> list[Finding]:
+def one_step(card: Card, shown_fronts: Sequence[Front]) -> list[Finding]:
     """E425 for every deletion whose number follows from two numbers its front shows."""
     found = []
-    for front in fronts(card):
+    for front in shown_fronts:
         answer = answer_value(front.deletion.body)
         if answer is None:
             continue

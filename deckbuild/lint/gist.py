@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from deckbuild.lint.codes import GIST_MAX_WORDS, LIST_ITEM_MAX_WORDS, LIST_MIN_ITEMS, Finding
-from deckbuild.lint.front import fronts
+from deckbuild.lint.front import Front
 from deckbuild.model import Card
 
 _BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S", re.MULTILINE)
 _NUMBERED = re.compile(r"(?:^|\s)\((?:\d+|[a-z]|[ivx]+)\)\s")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 _LAST_JOIN = re.compile(r"^and\s+|\sand\s", re.IGNORECASE)
+_SPLIT_MARKS = re.compile(r"[()\[\]{},]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n|;")
 _CLAUSE = re.compile(
     r"^(?:which|who|whose|that|where|when|while|because|since|so|but|yet|although|though|if|unless|as|"
@@ -60,19 +62,20 @@ def _inline_items(sentence: str) -> int:
 def _top_level_split(text: str) -> list[str]:
     """Split at commas outside brackets."""
     parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
+    for mark in _SPLIT_MARKS.finditer(text):
+        ch = mark.group(0)
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
+        elif depth == 0:
+            parts.append(text[start : mark.start()])
+            start = mark.end()
     parts.append(text[start:])
     return parts
 
 
-def gist_findings(card: Card) -> list[Finding]:
+def gist_findings(card: Card, shown: Sequence[Front]) -> list[Finding]:
     """E420 and E421 on a question card's answer; E422 on a fact's deletions."""
     found: list[Finding] = []
     if card.kind == "qa":
@@ -99,7 +102,7 @@ def gist_findings(card: Card) -> list[Finding]:
                 )
             )
     elif card.kind == "fact":
-        for front in fronts(card):
+        for front in shown:
             items = list_items(front.deletion.body)
             if items >= LIST_MIN_ITEMS:
                 found.append(

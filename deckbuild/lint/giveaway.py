@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from deckbuild.lint.codes import Finding
-from deckbuild.lint.front import Front, contains, fronts, math_of, named_symbols, symbols, tokens
+from deckbuild.lint.front import Front, contains, math_of, named_symbols, symbols, tokens
 from deckbuild.model import Card
 
 MIN_ANSWER_CHARS = 2
@@ -15,10 +17,10 @@ def _answer_tokens(body: str) -> list[str]:
     return [t for t in tokens(body) if t.isalnum() or t.startswith("\\")]
 
 
-def shown_elsewhere(card: Card) -> list[Finding]:
+def shown_elsewhere(card: Card, shown: Sequence[Front]) -> list[Finding]:
     """E423: the deletion's answer, word for word, in the context or the visible text of its front."""
     found = []
-    for front in fronts(card):
+    for front in shown:
         answer = _answer_tokens(front.deletion.body)
         if sum(len(t) for t in answer if t.isalnum()) < MIN_ANSWER_CHARS:
             continue
@@ -38,7 +40,7 @@ def shown_elsewhere(card: Card) -> list[Finding]:
     return found
 
 
-def eliminated(card: Card) -> list[Finding]:
+def eliminated(card: Card, shown: Sequence[Front]) -> list[Finding]:
     """E424: a symbol the context names that the formula shows only inside this deletion.
 
     The learner then knows the hidden part must use it; when such symbols are at least half
@@ -47,7 +49,7 @@ def eliminated(card: Card) -> list[Finding]:
     of its math spans.
     """
     found = []
-    for front in fronts(card):
+    for front in shown:
         named = named_symbols(front.context)
         if not named:
             continue

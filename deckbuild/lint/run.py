@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from deckbuild.lint.arithmetic import one_step
 from deckbuild.lint.codes import Finding
+from deckbuild.lint.front import fronts
 from deckbuild.lint.gist import gist_findings
 from deckbuild.lint.giveaway import eliminated, shown_elsewhere
 from deckbuild.model import Card
@@ -25,7 +26,8 @@ def findings(card: Card) -> list[Finding]:
     """Every learning-lint warning on the card, before silences; built-in kinds only."""
     if card.kind == "note":
         return []
-    return gist_findings(card) + shown_elsewhere(card) + eliminated(card) + one_step(card)
+    shown = fronts(card)  # each deletion's front, read once for every check
+    return gist_findings(card, shown) + shown_elsewhere(card, shown) + eliminated(card, shown) + one_step(card, shown)
 
 
 def lint_card(card: Card) -> Linted:
