@@ -33,6 +33,7 @@ class Front:
     context: str
     visible: str  # the cloze text with this deletion's number hidden (its hint kept)
     others: tuple[Deletion, ...]  # deletions of other numbers, shown in full
+    unhinted: str = ""  # the visible text without this deletion's hint (a hint with its answer is E413)
 
 
 def tokens(text: str) -> list[str]:
@@ -54,16 +55,20 @@ def fronts(card: Card) -> list[Front]:
     parsed = parse_deletions(text)
     out = []
     for deletion in parsed.deletions:
-        parts = []
+        parts, unhinted = [], []
         for segment in parsed.segments:
             if isinstance(segment, Plain):
-                parts.append(segment.text)
+                shown = segment.text
             elif segment.number == deletion.number:
                 parts.append(f" {segment.hint or '[...]'} ")
+                unhinted.append(" [...] ")
+                continue
             else:
-                parts.append(segment.body)
+                shown = segment.body
+            parts.append(shown)
+            unhinted.append(shown)
         others = tuple(d for d in parsed.deletions if d.number != deletion.number)
-        out.append(Front(deletion, card.context, "".join(parts), others))
+        out.append(Front(deletion, card.context, "".join(parts), others, "".join(unhinted)))
     return out
 
 

@@ -18,13 +18,14 @@ def _answer_tokens(body: str) -> list[str]:
 
 
 def shown_elsewhere(card: Card, shown: Sequence[Front]) -> list[Finding]:
-    """E423: the deletion's answer, word for word, in the context or the visible text of its front."""
+    """E423: the deletion's answer, word for word, in the context or the visible text of its front
+    (its own hint aside: a hint that holds its answer is the error E413)."""
     found = []
     for front in shown:
         answer = _answer_tokens(front.deletion.body)
         if sum(len(t) for t in answer if t.isalnum()) < MIN_ANSWER_CHARS:
             continue
-        for where, text in (("context", front.context), (card.kind, front.visible)):
+        for where, text in (("context", front.context), (card.kind, front.unhinted)):
             if contains(_answer_tokens(text), answer):
                 found.append(
                     Finding(
