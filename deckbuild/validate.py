@@ -145,8 +145,10 @@ def silenced_problems(card: Card) -> list[tuple[Problem, str]]:
 
 
 def _lint_problem(card: Card, finding: Finding) -> Problem:
+    from deckbuild.lint.front import value_of
+
     value_at = card.where(finding.key)  # a finding about the whole value is at the value itself
-    where = offset_location(value_at, getattr(card, finding.key), finding.offset) if finding.offset else value_at
+    where = offset_location(value_at, value_of(card, finding.key), finding.offset) if finding.offset else value_at
     return Problem(where, finding.code, f"card '{card.id}': {finding.message}", "warning")
 
 

@@ -173,6 +173,31 @@ def test_a_silence_on_a_note_type_with_a_lint_field_is_refused(tmp_path: Path) -
     ), err
 
 
+def test_a_declared_cloze_field_is_linted_and_can_be_silenced(tmp_path: Path) -> None:
+    project = copy_project("declared", tmp_path)
+    cards = project / "cards" / "clozes.yaml"
+    text = cards.read_text(encoding="utf-8")
+    given = text.replace(  # quoted, so the column is exact (a plain scalar's columns are best effort)
+        "Text: Paris is the capital of {{c1::France}}, on the {{c2::Seine}}.",
+        "Text: 'Paris is the capital of {{c1::France}}, on the {{c2::Seine}}; France is in Europe.'",
+        1,
+    )
+    assert given != text
+    cards.write_text(given, encoding="utf-8")
+    status, _out, err = _check(project)
+    assert status == 0, err
+    assert (
+        "cards/clozes.yaml:5:36: E423 warning: card 'capital-france': c1: its answer 'France' is shown on the same "
+        "front (in the visible field 'Text')" in err
+    ), err
+    silenced = given.replace(
+        "    Extra: Since the *10th* century.\n", "    Extra: Since the *10th* century.\n  lint: {E423: why}\n", 1
+    )
+    cards.write_text(silenced, encoding="utf-8")
+    status, _out, err = _check(project)
+    assert status == 0 and "E423" not in err and "1 silenced by 'lint:'" in err, err
+
+
 def test_the_shipped_deck_passes_with_every_silence_explained() -> None:
     """0 warnings on the shipped deck; at most 10 silences, each with a reason and each listed in
     docs/curation.md's "Learning-lint silences" section."""

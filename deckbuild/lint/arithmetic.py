@@ -90,7 +90,7 @@ def one_step(card: Card, shown_fronts: Sequence[Front]) -> list[Finding]:
             found.append(
                 Finding(
                     "E425",
-                    card.kind,
+                    front.key,
                     front.deletion.start,
                     f"c{front.deletion.number}: its answer {front.deletion.body.strip()!r} is {step}, both on the front: "
                     "remove one of the numbers from the front, or delete what the step does not give",

@@ -34,6 +34,7 @@ class Front:
     visible: str  # the cloze text with this deletion's number hidden (its hint kept)
     others: tuple[Deletion, ...]  # deletions of other numbers, shown in full
     unhinted: str = ""  # the visible text without this deletion's hint (a hint with its answer is E413)
+    key: str = ""  # the card's key whose text holds the deletion: formula, fact, or fields.<name>
 
 
 def tokens(text: str) -> list[str]:
@@ -47,11 +48,29 @@ def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     return n > 0 and any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
 
 
+def cloze_texts(card: Card) -> list[tuple[str, str]]:
+    """(key, text) of every text of the card that holds deletions: a formula or fact, or each
+    Markdown field of a declared note type with cloze syntax (its cloze fields, E215)."""
+    if card.kind in ("formula", "fact"):
+        return [(card.kind, getattr(card, card.kind))]
+    return [(f"fields.{name}", text) for name, text, is_html in card.note_fields if not is_html and "{{c" in text]
+
+
+def value_of(card: Card, key: str) -> str:
+    """The text of one of the card's keys (`fields.<name>` for a field of a declared note type)."""
+    if key.startswith("fields."):
+        return next((text for name, text, _html in card.note_fields if f"fields.{name}" == key), "")
+    return str(getattr(card, key))
+
+
 def fronts(card: Card) -> list[Front]:
-    """One Front per deletion of a formula or fact card (a number used twice: one per occurrence)."""
-    if card.kind not in ("formula", "fact"):
-        return []
-    text = getattr(card, card.kind)
+    """One Front per deletion of a cloze card (a number used twice: one per occurrence).
+
+    A declared note type's card has no context the lint knows of: its front is the field."""
+    return [front for key, text in cloze_texts(card) for front in _fronts(text, card.context, key)]
+
+
+def _fronts(text: str, context: str, key: str) -> list[Front]:
     parsed = parse_deletions(text)
     out = []
     for deletion in parsed.deletions:
@@ -68,7 +87,7 @@ def fronts(card: Card) -> list[Front]:
             parts.append(shown)
             unhinted.append(shown)
         others = tuple(d for d in parsed.deletions if d.number != deletion.number)
-        out.append(Front(deletion, card.context, "".join(parts), others, "".join(unhinted)))
+        out.append(Front(deletion, context, "".join(parts), others, "".join(unhinted), key))
     return out
 
 

@@ -76,7 +76,8 @@ def _top_level_split(text: str) -> list[str]:
 
 
 def gist_findings(card: Card, shown: Sequence[Front]) -> list[Finding]:
-    """E420 and E421 on a question card's answer; E422 on a fact's deletions."""
+    """E420 and E421 on a question card's answer; E422 on the deletions of a fact or of a
+    declared note type's field (text, not LaTeX)."""
     found: list[Finding] = []
     if card.kind == "qa":
         count = words(card.answer)
@@ -101,14 +102,16 @@ def gist_findings(card: Card, shown: Sequence[Front]) -> list[Finding]:
                     "split it into cards, or make it a fact with one deletion per item",
                 )
             )
-    elif card.kind == "fact":
+    elif card.kind in ("fact", "note"):
         for front in shown:
+            if front.key == "formula":
+                continue
             items = list_items(front.deletion.body)
             if items >= LIST_MIN_ITEMS:
                 found.append(
                     Finding(
                         "E422",
-                        "fact",
+                        front.key,
                         front.deletion.start,
                         f"c{front.deletion.number} hides {items} items ({LIST_MIN_ITEMS} or more) in one deletion: "
                         "give each item its own deletion number",

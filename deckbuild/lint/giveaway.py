@@ -25,15 +25,15 @@ def shown_elsewhere(card: Card, shown: Sequence[Front]) -> list[Finding]:
         answer = _answer_tokens(front.deletion.body)
         if sum(len(t) for t in answer if t.isalnum()) < MIN_ANSWER_CHARS:
             continue
-        for where, text in (("context", front.context), (card.kind, front.unhinted)):
+        for where, text in (("context", front.context), (front.key, front.unhinted)):
             if contains(_answer_tokens(text), answer):
                 found.append(
                     Finding(
                         "E423",
-                        card.kind,
+                        front.key,
                         front.deletion.start,
                         f"c{front.deletion.number}: its answer {front.deletion.body.strip()!r} is shown on the same front "
-                        f"(in the {'context' if where == 'context' else 'visible ' + card.kind}): hide it there too, or "
+                        f"(in the {'context' if where == 'context' else 'visible ' + _name(where)}): hide it there too, or "
                         "delete something the front does not give",
                     )
                 )
@@ -54,8 +54,8 @@ def eliminated(card: Card, shown: Sequence[Front]) -> list[Finding]:
         named = named_symbols(front.context)
         if not named:
             continue
-        inside = symbols(math_of(front.deletion.body, card.kind == "formula"))
-        outside = symbols(math_of(front.visible, card.kind == "formula"))
+        inside = symbols(math_of(front.deletion.body, front.key == "formula"))
+        outside = symbols(math_of(front.visible, front.key == "formula"))
         only_inside = sorted(named & inside - outside)
         if only_inside and 2 * len(only_inside) >= len(inside):  # the missing symbols are much of the answer
             found.append(_finding(card, front, only_inside))
@@ -66,8 +66,13 @@ def _finding(card: Card, front: Front, only_inside: list[str]) -> Finding:
     names = ", ".join(only_inside)
     return Finding(
         "E424",
-        card.kind,
+        front.key,
         front.deletion.start,
-        f"c{front.deletion.number}: the context names {names}, which the {card.kind} shows only inside this deletion, "
+        f"c{front.deletion.number}: the context names {names}, which the {_name(front.key)} shows only inside this deletion, "
         "so the front tells the learner to use it: name it in the context only if the visible part shows it too",
     )
+
+
+def _name(key: str) -> str:
+    """How a message names the text: formula, fact, or field 'Text'."""
+    return f"field '{key.removeprefix('fields.')}'" if key.startswith("fields.") else key

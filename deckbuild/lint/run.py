@@ -23,9 +23,8 @@ class Linted:
 
 
 def findings(card: Card) -> list[Finding]:
-    """Every learning-lint warning on the card, before silences; built-in kinds only."""
-    if card.kind == "note":
-        return []
+    """Every learning-lint warning on the card, before silences (a declared note type's card:
+    those on its cloze fields' own text)."""
     shown = fronts(card)  # each deletion's front, read once for every check
     return gist_findings(card, shown) + shown_elsewhere(card, shown) + eliminated(card, shown) + one_step(card, shown)
 
