@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from deckbuild.apkg.ids import CARD_ID_PATTERN
 from deckbuild.errors import Location, Problem, close_key
 from deckbuild.limits import MAX_TEXT_CHARS, TAG_RULE, TOPIC_PATTERN, tag_problem
+from deckbuild.lint.silences import parse_silences
 from deckbuild.model import DIFFICULTIES, Card, CardKind, Figure
 from deckbuild.yamlload import LocatedList, LocatedMap
 
@@ -43,8 +44,9 @@ CARD_KEYS: dict[str, str] = {
     "fields": "with notetype: field name -> Markdown text, or {html: ...}",
     "deck": "a subdeck under the deck's name: Verbs, or Verbs::Irregular",
     "guid": "an existing note's GUID to keep (written by deckbuild adopt)",
+    "lint": "learning-lint warnings this card silences: {CODE: the reason the warning is wrong here}",
 }
-DECLARED_KEYS = ("id", "notetype", "fields", "tags", "deck", "guid", "previous_ids", "origin")
+DECLARED_KEYS = ("id", "notetype", "fields", "tags", "deck", "guid", "previous_ids", "origin", "lint")
 """The keys a card of a declared note type may have (the rest belong to the built-in kinds)."""
 TEXT_KINDS: dict[str, CardKind] = {"question": "qa", "formula": "formula", "fact": "fact"}
 
@@ -219,9 +221,10 @@ def _checked_card(
         problems.append(Problem(item.value_locs["origin"], "E106", "'origin': expected a mapping (written by deckbuild import)"))
     figure = _figure(item, card_id, problems)
     deck, guid = _deck_and_guid(item, card_id, previous_ids, default_deck, problems)
+    silences, silence_locations = parse_silences(item, card_id, problems) if "lint" in item else ((), {})
     if len(problems) > before:
         return None
-    key_locations = dict(item.value_locs)
+    key_locations = {**item.value_locs, **silence_locations}
     return Card(
         id=card_id,
         kind=kind,
@@ -244,6 +247,7 @@ def _checked_card(
         previous_ids=previous_ids,
         deck=deck,
         guid=guid,
+        lint=silences,
         key_locations=key_locations,
     )
 
@@ -320,6 +324,7 @@ def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list
     deck, guid = _deck_and_guid(item, card_id, previous_ids, default_deck, problems)
     if "origin" in item and not isinstance(item["origin"], dict):
         problems.append(Problem(item.value_locs["origin"], "E106", "'origin': expected a mapping"))
+    silences, silence_locations = parse_silences(item, card_id, problems) if "lint" in item else ((), {})
     if len(problems) > before:
         return None
     return Card(
@@ -332,7 +337,8 @@ def _declared_card(item: LocatedMap, loc: Location, card_id: str, problems: list
         note_fields=note_fields,
         deck=deck,
         guid=guid,
-        key_locations={**item.value_locs, **field_locations},
+        lint=silences,
+        key_locations={**item.value_locs, **field_locations, **silence_locations},
     )
 
 

@@ -120,17 +120,20 @@ def check(project: Path, fmt: str, strict: bool, allow_identity_change: bool) ->
     Reports every problem at once, each with its file, line, column and a stable code
     (docs/errors.md lists the codes and how to fix each).  Exit status 1 if there is an error.
     """
-    from deckbuild.commands import check as run_check
+    from deckbuild.commands import checked
 
-    problems = run_check(project, allow_identity_change=allow_identity_change)
-    if fmt == "json":
-        click.echo(json.dumps([p.to_json() for p in problems], indent=2))
+    problems, silenced = checked(project, allow_identity_change=allow_identity_change)
+    if fmt == "json":  # a silenced warning: severity "silenced" and the card's reason
+        shown = [p.to_json() for p in problems]
+        shown += [{**p.to_json(), "severity": "silenced", "reason": reason} for p, reason in silenced]
+        click.echo(json.dumps(shown, indent=2))
     else:
         report(problems)
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     if fmt == "text":
-        click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+        quiet = f", {len(silenced)} silenced by 'lint:'" if silenced else ""
+        click.echo(f"{errors} error(s), {warnings} warning(s){quiet}", err=True)
     if errors or (strict and warnings):
         sys.exit(1)
 

@@ -64,8 +64,17 @@ class Built:
 
 def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:
     """Every problem in the project, sorted by place; writes nothing (the cache is only read)."""
+    return checked(root, allow_identity_change=allow_identity_change)[0]
+
+
+def checked(root: Path, *, allow_identity_change: bool = False) -> tuple[list[Problem], list[tuple[Problem, str]]]:
+    """`check`'s problems, and the learning-lint warnings cards silence (each with its reason)."""
+    from deckbuild.validate import silenced_problems
+
     settle(root, writing=False)
-    return list(plan(root, "check", allow_identity_change=allow_identity_change).problems)
+    checked_plan = plan(root, "check", allow_identity_change=allow_identity_change)
+    silenced = [found for card in checked_plan.cards if card.lint for found in silenced_problems(card)]
+    return list(checked_plan.problems), sorted(silenced, key=lambda pair: (pair[0].location, pair[0].code))
 
 
 def build(

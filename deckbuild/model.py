@@ -99,6 +99,7 @@ class Card:
     note_fields: tuple[tuple[str, str, bool], ...] = ()  # kind "note": (field, text, text is HTML), as written
     deck: str = ""  # its subdeck under the deck's name ("Verbs" = "<name>::Verbs"); "" = the deck itself
     guid: str = ""  # an existing note's GUID to keep (adopt); overrides the derived one
+    lint: tuple[tuple[str, str], ...] = ()  # (code, reason): learning-lint warnings the card silences
     key_locations: Mapping[str, Location] = field(default_factory=dict, compare=False)
 
     def where(self, key: str) -> Location:

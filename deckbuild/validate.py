@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from deckbuild.errors import Location, Problem, TextProblem
+from deckbuild.lint.codes import Finding
 from deckbuild.model import Card
 from deckbuild.render import markdown_images
 
@@ -25,7 +26,7 @@ class FactStore(Protocol):
 @dataclass(frozen=True)
 class CardFacts:
     """What the deck-wide checks need of one card: the problems it has on its own (E121,
-    E130, E413, E415, E416) and, for a cloze of a question, each deletion's answer (E414).
+    E130, E413, E415, E416, the learning lint's E420-E427) and, for a cloze of a question, each deletion's answer (E414).
 
     A pure function of the card and its place in its file, so a card file whose bytes did
     not change keeps its facts (FactStore) and a rebuild checks only the edited files' cards.
@@ -97,7 +98,7 @@ def _facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
 
 def card_facts(card: Card) -> CardFacts:
     """One card's own problems and E414 claims (see CardFacts)."""
-    problems = _check_text(card) + _cloze_rules(card) + _diagram_problems(card)
+    problems = _check_text(card) + _cloze_rules(card) + _diagram_problems(card) + lint_problems(card)
     claims = []
     if card.of and card.kind in ("formula", "fact"):
         from deckbuild.cloze.scan import parse_deletions
@@ -110,6 +111,45 @@ def card_facts(card: Card) -> CardFacts:
                     (tuple(answer), offset_location(card.where(card.kind), text, deletion.start), deletion.number, deletion.body)
                 )
     return CardFacts(tuple(problems), tuple(claims))
+
+
+# --- the learning lint (deckbuild/lint/), placed in the card's file --------------
+
+
+def lint_problems(card: Card) -> list[Problem]:
+    """The card's learning-lint warnings its `lint:` key does not silence, and its silences
+    of codes that did not fire (E427)."""
+    from deckbuild.lint.codes import E_SILENCE_UNUSED
+    from deckbuild.lint.run import lint_card
+    from deckbuild.lint.silences import silence_key
+
+    linted = lint_card(card)
+    problems = [_lint_problem(card, finding) for finding in linted.warnings]
+    for code in linted.unused:
+        problems.append(
+            Problem(
+                card.where(silence_key(code)),
+                E_SILENCE_UNUSED,
+                f"card '{card.id}': 'lint' silences {code}, which does not fire on this card: remove the silence",
+                "warning",
+            )
+        )
+    return problems
+
+
+def silenced_problems(card: Card) -> list[tuple[Problem, str]]:
+    """The warnings the card's `lint:` key silences, each located, with the reason given."""
+    from deckbuild.lint.run import lint_card
+
+    return [(_lint_problem(card, finding), reason) for finding, reason in lint_card(card).silenced] if card.lint else []
+
+
+def _lint_problem(card: Card, finding: Finding) -> Problem:
+    from deckbuild.lint.front import value_of
+
+    value_at = card.where(finding.key)  # a finding about the whole value is at the value itself
+    where = offset_location(value_at, value_of(card, finding.key), finding.offset) if finding.offset else value_at
+    return Problem(where, finding.code, f"card '{card.id}': {finding.message}", "warning")
 
 
 # --- clozes that test one thing ----------------------------------------------

@@ -36,6 +36,7 @@ ALLOWED_KEYS = {
     "difficulty",
     "topics",
     "source",
+    "lint",  # a learning-lint silence, each listed in docs/curation.md (tests/test_lint.py)
 }
 
 

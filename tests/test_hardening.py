@@ -20,7 +20,7 @@ def test_internal_error_is_one_line_and_exit_2(sample: Path, monkeypatch: pytest
         raise RuntimeError("boom")
 
     monkeypatch.delenv("DECKBUILD_DEBUG", raising=False)
-    monkeypatch.setattr(deckbuild.commands, "check", broken)
+    monkeypatch.setattr(deckbuild.commands, "checked", broken)  # what `deckbuild check` calls
     result = CliRunner().invoke(main, ["check", "-C", str(sample)])
     assert result.exit_code == 2
     assert "internal error: RuntimeError: boom" in result.stderr and "please report" in result.stderr

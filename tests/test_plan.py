@@ -34,7 +34,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "deck.yaml": "name: Plan\nnamespace: plan\nversion: 1.0.0\n",
             "cards/a.yaml": _card("c1", "One.", "  tags: [kind::scenario]\n")
             + _card("c2", "Two.")
-            + "- id: f1\n  fact: 'Two is {{c1::two}} and {{c2::2}}.'\n  context: Numbers.\n  of: c2\n",
+            + "- id: f1\n  fact: 'One plus one is {{c1::two}}, written {{c2::2}}.'\n  context: Numbers.\n  of: c2\n",
         },
     )
 

@@ -211,6 +211,7 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
             continue
         cloze_fields = tpl.cloze_fields(fronts[card.notetype][0]) if notetype.is_cloze and fronts[card.notetype] else []
         before = len(problems)
+        problems += _lint_clash(card, notetype)
         for name, text, is_html in card.note_fields:
             where = card.where(f"fields.{name}")
             if name not in notetype.fields:
@@ -298,6 +299,22 @@ def check_declared_cards(root: Path, cards: Sequence[Card], declared: Mapping[st
                     prefix = f"card '{card.id}': field '{name}': media '{media.name}': "
                     problems += file_problems(media.path, f"{MEDIA_DIR}/{media.name}", card.where(f"fields.{name}"), prefix)
     return problems
+
+
+def _lint_clash(card: Card, notetype: NoteType) -> list[Problem]:
+    """E428: a `lint:` key on a card whose note type has a field of that name (either could be meant)."""
+    clash = next((name for name in notetype.fields if name.strip().lower() == "lint"), None)
+    if not card.lint or clash is None:
+        return []
+    return [
+        Problem(
+            card.where("lint"),
+            "E428",
+            f"card '{card.id}': 'lint' is the key that silences learning-lint warnings, but note type "
+            f"'{notetype.key}' has a field '{clash}', so the key could mean either: rename the field, or remove "
+            "'lint' from the card",
+        )
+    ]
 
 
 def _probe_values(card: Card, notetype: NoteType) -> tuple[str, ...]:
