@@ -6,9 +6,11 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
 
 
+@diagram("attention-masks", title="Attention masks", cost=220)
 def attention_masks() -> Figure:
     """causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
     L = 6
@@ -57,6 +59,7 @@ def attention_masks() -> Figure:
     return fig
 
 
+@diagram("attention-scaling", title="Why divide by sqrt(d_k)", cost=1080)
 def attention_scaling() -> Figure:
     """q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
     rng = np.random.default_rng(s.SEED)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
 
 
+@diagram("lstm-forget", title="LSTM forget-gate retention", illustrative=True, cost=120)
 def lstm_forget() -> Figure:
     """fraction of cell content left after t steps when the forget gate is f: f^t."""
     t = np.arange(101)
@@ -33,6 +35,7 @@ def lstm_forget() -> Figure:
     return fig
 
 
+@diagram("init-signal", title="Initialization and signal propagation", cost=700)
 def init_signal() -> Figure:
     """activation std through 30 ReLU layers (width 256) for three weight scales."""
     rng = np.random.default_rng(s.SEED)

@@ -6,10 +6,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
 
 
-def fgsm_pgd(eps: float, alpha: float, steps: int) -> Figure:
+@diagram("fgsm-pgd", title="FGSM / PGD geometry", illustrative=True, cost=140)
+def fgsm_pgd(eps: float = 0.3, alpha: float = 0.1, steps: int = 5) -> Figure:
     """a linear classifier, the eps-box around x, one FGSM step and projected PGD."""
     w = np.array([1.0, 2.0])
     x = np.array([0.2, -0.3])
