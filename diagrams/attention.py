@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @diagram("attention-masks", title="Attention masks", cost=220)
 def attention_masks() -> Figure:
     """causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
+    from matplotlib.colors import ListedColormap
+
     L = 6
     causal = np.tril(np.ones((L, L), bool))
     keep_right = np.arange(L) < 4  # last two keys are padding

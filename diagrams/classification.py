@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @diagram("temperature", title="Temperature scaling", cost=110)
@@ -42,6 +45,8 @@ def temperature() -> Figure:
 @diagram("accuracy-paradox", title="Accuracy paradox", cost=60)
 def accuracy_paradox() -> Figure:
     """an always-negative classifier on 1% positives: 99% accuracy, recall 0."""
+    from matplotlib.patches import Rectangle
+
     cm = np.array([[990, 0], [10, 0]])  # rows: actual neg/pos; cols: predicted neg/pos
     fig = s.figure(3.0)
     ax = fig.subplots()

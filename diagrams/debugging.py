@@ -3,13 +3,16 @@ differences."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def _table(
@@ -21,6 +24,8 @@ def _table(
     fmt: str = "{:g}",
 ) -> None:
     """Draw a small grid of numbered cells with its top-left corner at (x0, y0)."""
+    from matplotlib.patches import Rectangle
+
     for (i, j), v in np.ndenumerate(values):
         ax.add_patch(
             Rectangle(

@@ -6,14 +6,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
     from mpl_toolkits.mplot3d.axes3d import Axes3D
 
 
@@ -94,6 +93,8 @@ def _cells(
     fills: list[str],
     size: float = 0.9,
 ) -> None:
+    from matplotlib.patches import Rectangle
+
     for x, label, fill in zip(xs, labels, fills, strict=True):
         ax.add_patch(
             Rectangle(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Circle, Rectangle
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @diagram("batch-stat-noise", title="Batch-statistic noise vs batch size", cost=350)
@@ -53,6 +56,8 @@ def batch_stat_noise(small_batch: int = 4, large_batch: int = 256) -> Figure:
 @diagram("grad-clipping", title="Gradient clipping by norm vs by value", cost=110)
 def grad_clipping() -> Figure:
     """clip-by-norm keeps the direction; clip-by-value changes it."""
+    from matplotlib.patches import Circle, Rectangle
+
     g = np.array([6.0, 8.0])
     c = 2.0
     by_norm = g * c / np.linalg.norm(g)
@@ -105,6 +110,8 @@ def grad_clipping() -> Figure:
 @diagram("float-formats", title="fp32 / fp16 / bf16: bits and range", cost=140)
 def float_formats() -> Figure:
     """bit layouts of fp32/fp16/bf16 and the magnitudes each can represent."""
+    from matplotlib.patches import Rectangle
+
     f16, f32 = np.finfo(np.float16), np.finfo(np.float32)
     bf16_max = (2 - 2.0**-7) * 2.0**127
     formats = [

@@ -3,13 +3,16 @@ smoothing, sharp vs flat minima."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 @diagram("cosine-restarts", title="Cosine restarts and snapshot points", illustrative=True, cost=140)
@@ -44,6 +47,8 @@ def cosine_restarts(cycles: int = 5) -> Figure:
 
 
 def _grid(ax: Axes, values: np.ndarray, colours: np.ndarray, title: str) -> None:
+    from matplotlib.patches import Rectangle
+
     n = values.shape[0]
     for (i, j), v in np.ndenumerate(values):
         ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, facecolor=colours[i, j], edgecolor=s.INK, lw=0.8))

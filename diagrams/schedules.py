@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _warmup_cosine(t: np.ndarray, total: int, warmup: int) -> np.ndarray:
@@ -23,6 +26,8 @@ def _thousands(x: float, _pos: int) -> str:
 @diagram("warmup-cosine", title="Linear warmup + cosine decay", illustrative=True, cost=120)
 def warmup_cosine(total: int = 10000, warmup: int = 1000, accumulation_bug: bool = False) -> Figure:
     """warmup + cosine (and a linear-decay variant); optionally the 4x-accumulation bug."""
+    from matplotlib.ticker import FuncFormatter
+
     fig = s.figure(4.6 if accumulation_bug else 2.7)
     axes = fig.subplots(2 if accumulation_bug else 1, 1, squeeze=False)[:, 0]
     t = np.linspace(0, total, 2001)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Rectangle
+from typing import TYPE_CHECKING
 
 from deckbuild.diagrams import style as s
 from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @diagram("truncated-bptt", title="Truncated BPTT", illustrative=True, cost=130)
 def truncated_bptt(steps: int = 12, chunk: int = 4) -> Figure:
     """hidden state flows through every step; gradients stop at chunk boundaries."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
     fig = s.figure(1.75)
     ax = fig.subplots()
     size = 0.7
@@ -65,6 +69,8 @@ def truncated_bptt(steps: int = 12, chunk: int = 4) -> Figure:
 @diagram("grad-accumulation", title="Gradient accumulation timeline", illustrative=True, cost=120)
 def grad_accumulation(micro: int = 4) -> Figure:
     """K forward/backward passes add loss/K gradients; then one optimizer step."""
+    from matplotlib.patches import Rectangle
+
     fig = s.figure(2.0)
     ax = fig.subplots()
     t = 0.0

@@ -180,10 +180,10 @@ def test_an_unknown_generator_is_coded_and_a_moved_one_gets_a_hint(tmp_path: Pat
     (line,) = [ln for ln in result.stderr.splitlines() if " E280 " in ln]
     assert re.match(r"cards/examples\.yaml:\d+:\d+: E280 card 'bars-picture': diagram: unknown diagram 'warmup-cosine'; ", line)
     assert "known diagrams: bars, broken, slow" in line
-    assert "shipped inside deckbuild until 3.0" in line and "copy its file into this project's diagrams/" in line
+    assert "deckbuild no longer ships inside its package" in line and "copy its file into this project's diagrams/" in line
     cards.write_text(cards.read_text(encoding="utf-8").replace("name: warmup-cosine", "name: barz"), encoding="utf-8")
     (line,) = [ln for ln in _deckbuild(project, "check").stderr.splitlines() if " E280 " in ln]
-    assert "unknown diagram 'barz'" in line and "shipped inside deckbuild" not in line
+    assert "unknown diagram 'barz'" in line and "no longer ships" not in line
 
 
 def test_a_generator_that_raises_and_one_past_its_limit_are_coded_with_their_line(tmp_path: Path) -> None:
@@ -227,3 +227,20 @@ def test_the_wheel_holds_no_decks_generators(tmp_path: Path) -> None:
     assert config["packages"]["find"]["include"] == ["deckbuild*"]
     assert not (root / "diagrams" / "__init__.py").exists()
     assert not any(key.startswith("diagrams") for key in config.get("package-data", {}))
+
+
+def test_a_generator_file_importing_matplotlib_at_module_level_is_coded_at_the_import(tmp_path: Path) -> None:
+    project = _new(tmp_path)
+    source = project / "diagrams" / "own.py"
+    source.write_text(
+        source.read_text(encoding="utf-8").replace(
+            "from deckbuild.diagrams import style\n",
+            "from typing import TYPE_CHECKING\n\nimport matplotlib.pyplot as plt\n\nfrom deckbuild.diagrams import style\n"
+            "\nif TYPE_CHECKING:\n    from matplotlib.figure import Figure\n",
+        ),
+        encoding="utf-8",
+    )
+    result = _deckbuild(project, "check")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = [ln for ln in result.stderr.splitlines() if " E286 " in ln]  # the TYPE_CHECKING import is fine
+    assert line.startswith("diagrams/own.py:5:1: E286 generator file imports matplotlib.pyplot at module level; "), line

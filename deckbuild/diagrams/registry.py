@@ -5,6 +5,10 @@ project's code.
 A generator is a module-level function decorated with ``@diagram("name", ...)`` (api.py)
 whose parameters all have literal defaults; the decorator's keywords (title, illustrative,
 cost, time_limit) are literals too.  What cannot be read that way is a Problem (E285).
+A generator file imports no matplotlib at module level (E286): deckbuild's house style
+(deckbuild.diagrams.style) makes its figure, and the module's own imports of matplotlib
+belong inside the functions that draw, so that loading the file sets nothing up behind
+the style's back (a backend, pyplot's global state).
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ MOVED = frozenset(
         "fgsm-pgd",
     ]
 )
-"""The generators deckbuild shipped inside its package until 3.0; now the shipped deck's own."""
+"""The generators deckbuild once shipped inside its package; now the shipped deck's own (its diagrams/)."""
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,18 @@ def _scan_file(path: Path, rel: str) -> tuple[list[DiagramInfo], list[Problem]]:
         return [], [Problem(where, "E285", f"generator file does not parse: {exc.msg}; fix the Python syntax")]
     except (OSError, ValueError) as exc:
         return [], [Problem(Location(rel, 1, 1), "E285", f"generator file cannot be read: {exc}")]
-    found, problems = [], []
+    found: list[DiagramInfo] = []
+    problems = [
+        Problem(
+            Location(rel, node.lineno, node.col_offset + 1),
+            "E286",
+            f"generator file imports {module} at module level; deckbuild makes the figure"
+            " (deckbuild.diagrams.style.figure): import what a generator needs from matplotlib"
+            " inside the function, or under `if TYPE_CHECKING:` for annotations",
+        )
+        for node, module in _module_level_imports(tree.body)
+        if module == "matplotlib" or module.startswith(("matplotlib.", "mpl_toolkits"))
+    ]
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and (call := _decorator(node)) is not None:
             try:
@@ -193,6 +208,30 @@ def _scan_file(path: Path, rel: str) -> tuple[list[DiagramInfo], list[Problem]]:
                 line, col = getattr(exc.node, "lineno", node.lineno), getattr(exc.node, "col_offset", 0) + 1
                 problems.append(Problem(Location(rel, line, col), "E285", exc.message))
     return found, problems
+
+
+def _module_level_imports(body: list[ast.stmt]) -> list[tuple[ast.stmt, str]]:
+    """Every import that runs when the module is loaded, with the module it names (inside
+    `if`, `try` and `with` too; not under `if TYPE_CHECKING:`, which never runs)."""
+    found: list[tuple[ast.stmt, str]] = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            found += [(node, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node, node.module))
+        elif isinstance(node, ast.If):
+            test = node.test
+            checking = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+            )
+            found += _module_level_imports(node.orelse if checking else [*node.body, *node.orelse])
+        elif isinstance(node, ast.Try):
+            found += _module_level_imports([*node.body, *node.orelse, *node.finalbody])
+            for handler in node.handlers:
+                found += _module_level_imports(handler.body)
+        elif isinstance(node, ast.With):
+            found += _module_level_imports(node.body)
+    return found
 
 
 def scan(folder: Path, root: Path) -> Registry:

@@ -33,8 +33,9 @@ def validate(diagrams: Mapping[str, DiagramInfo], name: str, params: Mapping[str
     if info is None:
         known = ", ".join(sorted(diagrams)) or "none (the project has no diagrams/ generators)"
         hint = (
-            f"; {name!r} was a generator shipped inside deckbuild until 3.0: it now lives in the deckbuild"
-            " repository's diagrams/ folder, copy its file into this project's diagrams/"
+            f"; {name!r} is one of the generators deckbuild no longer ships inside its package: it moved to"
+            " the deckbuild repository's diagrams/ folder (the shipped deck's own), copy its file into this"
+            " project's diagrams/"
             if name in MOVED
             else "; add a generator with @diagram(...) to a file in diagrams/, or fix the name"
         )
