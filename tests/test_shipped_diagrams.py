@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import REPO
 
-from deckbuild.diagrams.registry import scan
+from deckbuild.diagrams.registry import project_registry, scan
 from deckbuild.release.versioning import read_snapshot
 
 _HASHED = re.compile(r"(?P<stem>.+)-(?P<hash>[0-9a-f]{12})\.png")
@@ -61,8 +61,13 @@ def test_deckbuild_holds_no_generator_and_the_wheel_no_decks_diagrams(tmp_path: 
     )
     assert built.returncode == 0, built.stderr
     (wheel,) = tmp_path.glob("deckbuild-*.whl")
+    shipped = project_registry(REPO).diagrams
+    assert len(shipped) == 41
     with zipfile.ZipFile(wheel) as z:
         members = z.namelist()
+        sources = {m: z.read(m).decode("utf-8") for m in members if m.endswith(".py")}
     assert "deckbuild/diagrams/registry.py" in members  # the engine ships
-    assert not [m for m in members if m.startswith("diagrams/") or "/diagrams/" in m and not m.startswith("deckbuild/diagrams/")]
-    assert not [m for m in members if m.startswith(("cards/", "media/", "releases/"))]
+    assert "deckbuild/scaffold/template/diagrams/curves.py" in members  # and the new deck's example
+    assert not [m for m in members if m.startswith(("diagrams/", "cards/", "media/", "releases/"))]
+    declared = {m: [n for n in shipped if f'@diagram("{n}"' in text] for m, text in sources.items()}
+    assert {m: names for m, names in declared.items() if names} == {}  # none of the shipped deck's generators
