@@ -9,14 +9,19 @@ drawn by code".
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from deckbuild.diagrams import style
 from deckbuild.diagrams.api import diagram
 
+if TYPE_CHECKING:  # for the annotation only: never imported when the file is loaded
+    from matplotlib.figure import Figure
+
 
 @diagram("quadratic", title="The graph of y = ax² + bx + c", cost=60)
-def quadratic(a: float = 1.0, b: float = 0.0, c: float = -1.0):
+def quadratic(a: float = 1.0, b: float = 0.0, c: float = -1.0) -> Figure:
     """The parabola, its real roots (if any) and its vertex."""
     vertex = -b / (2 * a)
     x = np.linspace(vertex - 2.5, vertex + 2.5, 401)
