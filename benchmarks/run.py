@@ -463,7 +463,7 @@ def main() -> None:
         shipped = args.shipped.resolve()
         if (shipped / "cards").is_dir() and any((shipped / "cards").glob("*.y*ml")):
             copy = work / "shipped"
-            keep = {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}
+            keep = {"deck.yaml", "cards", "media", "diagrams", "deckbuild.lock", "releases"}
             shutil.copytree(
                 shipped, copy, ignore=lambda folder, names: [] if Path(folder) != shipped else [n for n in names if n not in keep]
             )

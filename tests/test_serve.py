@@ -199,7 +199,7 @@ def test_index_titles_never_cut_a_formula_and_the_offline_site_has_no_reload_scr
     import shutil
 
     project = tmp_path / "deck"
-    for name in ("deck.yaml", "cards", "media"):
+    for name in ("deck.yaml", "cards", "media", "diagrams"):
         source = repo / name
         if source.is_dir():
             shutil.copytree(source, project / name)
