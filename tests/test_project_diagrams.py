@@ -106,6 +106,7 @@ def test_a_new_decks_own_generator_builds_and_updates_exactly_its_notes(tmp_path
     assert len(names) == 1 and re.fullmatch(r"bars-[0-9a-f]{12}\.png", next(iter(names)))
     (package,) = (project / "dist").glob("*.apkg")
     package_bytes = package.read_bytes()
+    (tmp_path / "first.apkg").write_bytes(package_bytes)
     source = project / "diagrams" / "own.py"
     # A comment: the same pixels, so the same name and no note changes.
     source.write_text(
@@ -125,6 +126,21 @@ def test_a_new_decks_own_generator_builds_and_updates_exactly_its_notes(tmp_path
     assert len(new_names) == 1 and new_names != names
     assert _changed(other) == 1
     assert not (project / "diagrams" / "__pycache__").exists()
+    # In a learner's Anki: importing the new package updates that one note, which shows the new picture.
+    from ankiutil import import_package, new_collection, notes_by_card_id
+
+    col = new_collection(tmp_path / "anki")
+    try:
+        assert len(import_package(col, tmp_path / "first.apkg").new) == 5
+        before = {cid: list(note.fields) for cid, note in notes_by_card_id(col).items()}
+        log = import_package(col, package)
+        assert [n.fields[-3] for n in log.updated] == ["bars-picture"] and not log.new
+        after = {cid: list(note.fields) for cid, note in notes_by_card_id(col).items()}
+        assert [cid for cid in after if after[cid] != before[cid]] == ["bars-picture"]
+        (new_name,) = new_names
+        assert new_name in " ".join(after["bars-picture"]) and (Path(col.media.dir()) / new_name).is_file()
+    finally:
+        col.close()
 
 
 def test_a_no_op_build_of_a_project_with_its_own_generator_never_imports_matplotlib(tmp_path: Path) -> None:
