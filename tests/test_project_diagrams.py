@@ -40,6 +40,20 @@ def broken(divisor: int = 0):
     fig = style.figure(1.0)
     fig.text(0.5, 0.5, str(1 / divisor))
     return fig
+
+
+@diagram("quits")
+def quits():
+    import sys
+
+    sys.exit(3)
+
+
+@diagram("ends")
+def ends():
+    import os
+
+    os._exit(9)
 '''
 
 CARD = """
@@ -195,7 +209,7 @@ def test_an_unknown_generator_is_coded_and_a_moved_one_gets_a_hint(tmp_path: Pat
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (line,) = [ln for ln in result.stderr.splitlines() if " E280 " in ln]
     assert re.match(r"cards/examples\.yaml:\d+:\d+: E280 card 'bars-picture': diagram: unknown diagram 'warmup-cosine'; ", line)
-    assert "known diagrams: bars, broken, quadratic, slow" in line
+    assert "known diagrams: bars, broken, ends, quadratic, quits, slow" in line
     assert "deckbuild no longer ships inside its package" in line and "copy its file into this project's diagrams/" in line
     cards.write_text(cards.read_text(encoding="utf-8").replace("name: warmup-cosine", "name: barz"), encoding="utf-8")
     (line,) = [ln for ln in _deckbuild(project, "check").stderr.splitlines() if " E280 " in ln]
@@ -208,6 +222,8 @@ def test_a_generator_that_raises_and_one_past_its_limit_are_coded_with_their_lin
     text = cards.read_text(encoding="utf-8")
     extra = CARD.replace("bars-picture", "slow-picture").replace("name: bars", "name: slow").replace("{PARAMS}", "{}")
     extra += CARD.replace("bars-picture", "broken-picture").replace("name: bars", "name: broken").replace("{PARAMS}", "{}")
+    for name in ("quits", "ends"):
+        extra += CARD.replace("bars-picture", f"{name}-picture").replace("name: bars", f"name: {name}").replace("{PARAMS}", "{}")
     cards.write_text(text + extra, encoding="utf-8")
     result = _deckbuild(project, "build")
     assert result.returncode == 1 and "Traceback" not in result.stderr
@@ -216,11 +232,16 @@ def test_a_generator_that_raises_and_one_past_its_limit_are_coded_with_their_lin
         r"cards/examples\.yaml:\d+:\d+: E284 card 'slow-picture': generator 'slow' \(diagrams/own\.py:17:1\) ran past its time limit of 1 s",
         slow,
     ), slow
-    (broken,) = [ln for ln in result.stderr.splitlines() if " E283 " in ln]
+    (broken,) = [ln for ln in result.stderr.splitlines() if " E283 " in ln and "'broken-picture'" in ln]
     assert re.match(
         r"cards/examples\.yaml:\d+:\d+: E283 card 'broken-picture': generator 'broken' raised ZeroDivisionError: ", broken
     )
     assert broken.endswith("(diagrams/own.py:27)"), broken  # the line that raised
+    (quits,) = [ln for ln in result.stderr.splitlines() if "'quits-picture'" in ln]
+    assert " E283 " in quits and quits.endswith("generator 'quits' raised SystemExit: 3 (diagrams/own.py:35)"), quits
+    (ends,) = [ln for ln in result.stderr.splitlines() if "'ends-picture'" in ln]
+    assert " E283 " in ends and "generator 'ends' (diagrams/own.py:39:1) ended the process drawing it" in ends, ends
+    assert "internal error" not in result.stderr
     assert not (project / "dist").exists()
 
 
@@ -260,3 +281,32 @@ def test_a_generator_file_importing_matplotlib_at_module_level_is_coded_at_the_i
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (line,) = [ln for ln in result.stderr.splitlines() if " E286 " in ln]  # the TYPE_CHECKING import is fine
     assert line.startswith("diagrams/own.py:5:1: E286 generator file imports matplotlib.pyplot at module level; "), line
+
+
+def test_adopt_and_import_never_create_or_run_a_generator(tmp_path: Path) -> None:
+    """A generator is the author's code: only a build (or preview) runs one."""
+    project = _new(tmp_path)
+    assert _deckbuild(project, "build").returncode == 0
+    (package,) = (project / "dist").glob("*.apkg")
+    marker = tmp_path / "ran"
+    (project / "diagrams" / "side.py").write_text(
+        f"from deckbuild.diagrams.api import diagram\n\nopen({str(marker)!r}, 'w').close()\n\n\n"
+        "@diagram('side')\ndef side():\n    raise SystemExit\n",
+        encoding="utf-8",
+    )
+    seed = Path(__file__).resolve().parents[1] / "seeds" / "deep-learning-120.txt"
+    imported = _deckbuild(project, "import", str(seed))
+    assert imported.returncode == 0, imported.stderr
+    adopted = subprocess.run(
+        [sys.executable, "-m", "deckbuild.cli", "adopt", str(package), str(tmp_path / "adopted")],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=300,
+    )
+    assert adopted.returncode == 0, adopted.stderr
+    assert not marker.exists()
+    assert not (tmp_path / "adopted" / "diagrams").exists()
+    assert sorted(p.name for p in (project / "diagrams").iterdir()) == ["curves.py", "own.py", "side.py"]
+    # The adopted deck keeps the drawn pictures as plain images.
+    assert [p.name for p in (tmp_path / "adopted" / "media").glob("bars-*.png")]

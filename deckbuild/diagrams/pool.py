@@ -141,12 +141,35 @@ def draw_in_workers(todo: Sequence[Job], workers: int, progress: Progress | None
     end is quick ones and the workers finish together (longest processing time first).
     """
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     order = sorted(range(len(todo)), key=lambda i: -todo[i][0].cost)  # stable: spec order among equals
+    outcomes: dict[int, Outcome] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context(), initializer=start_worker) as pool:
         futures = {i: pool.submit(_draw_one, todo[i][0], dict(todo[i][1])) for i in order}
         for n, i in enumerate(order, start=1):
             if progress is not None:
                 progress(n, len(todo), todo[i][0].name)
-            futures[i].result()  # wait, so the progress follows the drawing
-        return [futures[i].result() for i in range(len(todo))]
+            with contextlib.suppress(BrokenProcessPool):  # a generator ended its process: found below
+                outcomes[i] = futures[i].result()  # wait, so the progress follows the drawing
+    for i in order:  # a broken pool fails every job it held: each is drawn again alone
+        if i not in outcomes:
+            outcomes[i] = _draw_alone(todo[i])
+    return [outcomes[i] for i in range(len(todo))]
+
+
+def _draw_alone(job: Job) -> Outcome:
+    """One job in a pool of its own, so a process that ends is known to be this generator's."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    info, params = job
+    with ProcessPoolExecutor(max_workers=1, mp_context=worker_context(), initializer=start_worker) as pool:
+        try:
+            return pool.submit(_draw_one, info, dict(params)).result()
+        except BrokenProcessPool:
+            return (
+                "E283",
+                f"generator {info.name!r} ({info.where}) ended the process drawing it (os._exit, a crash, or"
+                " killed) before returning a figure",
+            )

@@ -112,7 +112,7 @@ def draw(info: DiagramInfo, params: Mapping[str, Any]) -> bytes:
             f"generator {info.name!r} ({info.where}) ran past its time limit of {info.time_limit:g} s;"
             " make it faster or raise @diagram(time_limit=...)",
         ) from None
-    except Exception as exc:  # the author's code: any bug is reported, never a traceback
+    except BaseException as exc:  # the author's code: any bug (even sys.exit()) is reported, never a traceback
         raise DrawFailure(
             "E283", f"generator {info.name!r} raised {type(exc).__name__}: {exc} ({_where_in(info, exc.__traceback__)})"
         ) from None
