@@ -310,3 +310,21 @@ def test_adopt_and_import_never_create_or_run_a_generator(tmp_path: Path) -> Non
     assert sorted(p.name for p in (project / "diagrams").iterdir()) == ["curves.py", "own.py", "side.py"]
     # The adopted deck keeps the drawn pictures as plain images.
     assert [p.name for p in (tmp_path / "adopted" / "media").glob("bars-*.png")]
+
+
+def test_generators_are_loaded_by_path_and_shadow_nothing(tmp_path: Path) -> None:
+    """A file named like a standard module (json.py) is the project's, and diagrams/ never joins sys.path."""
+    project = _new(tmp_path)
+    (project / "diagrams" / "json.py").write_text(
+        "import os\nimport sys\n\nfrom deckbuild.diagrams import style\nfrom deckbuild.diagrams.api import diagram\n\n\n"
+        "@diagram('path-check')\ndef path_check():\n"
+        "    assert 'diagrams' not in sys.modules and sys.modules['json'].__file__ != __file__\n"
+        "    here = os.path.dirname(os.path.realpath(__file__))\n"
+        "    assert here not in [os.path.realpath(p or '.') for p in sys.path], sys.path\n"
+        "    fig = style.figure(1.0)\n    fig.text(0.5, 0.5, __name__)\n    return fig\n",
+        encoding="utf-8",
+    )
+    cards = project / "cards" / "examples.yaml"
+    cards.write_text(cards.read_text(encoding="utf-8").replace("name: bars", "name: path-check"), encoding="utf-8")
+    result = _deckbuild(project, "build")
+    assert result.returncode == 0, result.stderr
