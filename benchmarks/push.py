@@ -102,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="deckbuild-push-bench-") as tmp:
         work = Path(tmp)
         shipped = args.shipped.resolve()
-        keep = {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}
+        keep = {"deck.yaml", "cards", "media", "diagrams", "deckbuild.lock", "releases"}
         deck = work / "deck"
         shutil.copytree(
             shipped, deck, ignore=lambda folder, names: [] if Path(folder) != shipped else [n for n in names if n not in keep]

@@ -111,12 +111,12 @@ def _cloze(card_id: str, n: int, of: str) -> str:
 
 
 def diagram_names() -> list[str]:
-    """Three registered diagram generators, or none if this checkout has no diagrams yet."""
+    """Three of the shipped deck's generators (in the repository's diagrams/), or none if this checkout has none."""
     try:
-        from deckbuild.diagrams.registry import REGISTRY  # type: ignore[import-not-found,unused-ignore]
+        from deckbuild.diagrams.registry import project_registry
     except ImportError:
         return []
-    return sorted(REGISTRY)[:3]
+    return sorted(project_registry(REPO).diagrams)[:3]
 
 
 def generate(root: Path, count: int, diagrams: list[str]) -> Path:
@@ -126,6 +126,8 @@ def generate(root: Path, count: int, diagrams: list[str]) -> Path:
     in-build memo of renderings gets no help a real deck would not get.
     """
     (root / "cards").mkdir(parents=True)
+    if diagrams:  # the generators they come from: the repository's own files
+        shutil.copytree(REPO / "diagrams", root / "diagrams", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "deck.yaml").write_text(
         f"name: Bench {count}\nnamespace: bench-{count}\nversion: 1.0.0\ndescription: Synthetic deck of {count} cards.\n",
         encoding="utf-8",
@@ -463,7 +465,7 @@ def main() -> None:
         shipped = args.shipped.resolve()
         if (shipped / "cards").is_dir() and any((shipped / "cards").glob("*.y*ml")):
             copy = work / "shipped"
-            keep = {"deck.yaml", "cards", "media", "deckbuild.lock", "releases"}
+            keep = {"deck.yaml", "cards", "media", "diagrams", "deckbuild.lock", "releases"}
             shutil.copytree(
                 shipped, copy, ignore=lambda folder, names: [] if Path(folder) != shipped else [n for n in names if n not in keep]
             )

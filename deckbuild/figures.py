@@ -2,7 +2,9 @@
 
 Diagrams are drawn only when not cached (in .deckbuild-cache/diagrams, named by what they
 depend on), in worker processes when there are several; a generator that fails is reported
-as E131 for every card that uses it, in source order.  A first build of a deck with
+for every card that uses it, in source order (E283 raised, E284 past its time limit,
+E131 an image the media check refuses).  The generators are the project's own, in its
+diagrams/ folder (deckbuild.diagrams.registry).  A first build of a deck with
 diagrams starts the drawing workers' imports before the cards are even parsed
 (start_early), so that matplotlib is loaded by the time the diagrams are known.
 """
@@ -63,6 +65,21 @@ def _any_drawn(folder: Path) -> bool:
         return False
 
 
+def diagram_problems(root: Path, cards: Sequence[Card]) -> list[Problem]:
+    """E280-E282 (and E130): a card's diagram spec against the project's generators, read
+    statically from diagrams/ (nothing is imported or run); E285: a generator that cannot be read."""
+    from deckbuild.diagrams.registry import project_registry
+    from deckbuild.diagrams.validation import validate
+
+    registry = project_registry(root)
+    problems = list(registry.problems)
+    for card in cards:
+        if card.figure is not None and card.figure.diagram:
+            for code, message in validate(registry.diagrams, card.figure.diagram, card.figure.params_dict()):
+                problems.append(Problem(card.where("diagram"), code, f"card '{card.id}': diagram: {message}"))
+    return problems
+
+
 def figures(
     root: Path,
     cards: Sequence[Card],
@@ -77,9 +94,10 @@ def figures(
         return found  # matplotlib is never imported
     from deckbuild.diagrams.cache import DiagramFailures, materialize
     from deckbuild.diagrams.keys import cache_key
-    from deckbuild.diagrams.registry import REGISTRY
+    from deckbuild.diagrams.registry import project_registry
     from deckbuild.layout import CACHE_DIR
 
+    registry = project_registry(root).diagrams
     specs = [(c.figure.diagram, c.figure.params_dict()) for c in diagram_cards if c.figure and c.figure.diagram]
 
     def diagram_progress(done: int, total: int, name: str) -> None:
@@ -87,15 +105,13 @@ def figures(
             progress(done, total, f"rendering diagram {name}")
 
     try:
-        paths = materialize(specs, root / CACHE_DIR / "diagrams", diagram_progress, jobs=jobs)
+        paths = materialize(registry, specs, root / CACHE_DIR / "diagrams", diagram_progress, jobs=jobs)
     except DiagramFailures as exc:  # every card whose diagram failed, in source order
-        failed = [(c, exc.failures.get(cache_key(*spec))) for c, spec in zip(diagram_cards, specs, strict=True)]
+        failed = [(c, exc.failures.get(cache_key(registry, *spec))) for c, spec in zip(diagram_cards, specs, strict=True)]
         raise ProjectInvalid(
-            Problem(c.where("diagram"), "E131", f"card '{c.id}': {why} (check the diagram's params)")
-            for c, why in failed
-            if why is not None
+            Problem(c.where("diagram"), why[0], f"card '{c.id}': {why[1]}") for c, why in failed if why is not None
         ) from None
     for card, (name, params) in zip(diagram_cards, specs, strict=True):
-        path = paths[cache_key(name, params)]
-        found[card.id] = (MediaFile(path.name, path), REGISTRY[name].illustrative)
+        path = paths[cache_key(registry, name, params)]
+        found[card.id] = (MediaFile(path.name, path), registry[name].illustrative)
     return found

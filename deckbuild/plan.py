@@ -131,6 +131,7 @@ def _plan(
     from deckbuild import variants as variant_stage
     from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.config import load_config
+    from deckbuild.figures import diagram_problems
     from deckbuild.media import check_images
     from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.load import load_notetypes
@@ -175,6 +176,7 @@ def _plan(
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
     problems += image_problems
+    problems += diagram_problems(root, cards)  # the project's diagrams/, read without running it
     if config is not None:
         releasing = goal == "release"
         problems += check_guids(config.namespace, cards)

@@ -26,7 +26,7 @@ class FactStore(Protocol):
 @dataclass(frozen=True)
 class CardFacts:
     """What the deck-wide checks need of one card: the problems it has on its own (E121,
-    E130, E413, E415, E416, the learning lint's E420-E427) and, for a cloze of a question, each deletion's answer (E414).
+    E413, E415, E416, the learning lint's E420-E427) and, for a cloze of a question, each deletion's answer (E414).
 
     A pure function of the card and its place in its file, so a card file whose bytes did
     not change keeps its facts (FactStore) and a rebuild checks only the edited files' cards.
@@ -98,7 +98,7 @@ def _facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
 
 def card_facts(card: Card) -> CardFacts:
     """One card's own problems and E414 claims (see CardFacts)."""
-    problems = _check_text(card) + _cloze_rules(card) + _diagram_problems(card) + lint_problems(card)
+    problems = _check_text(card) + _cloze_rules(card) + lint_problems(card)
     claims = []
     if card.of and card.kind in ("formula", "fact"):
         from deckbuild.cloze.scan import parse_deletions
@@ -303,15 +303,3 @@ def offset_location(value_at: Location, text: str, offset: int) -> Location:
         return Location(value_at.path, value_at.line, value_at.col + len(before) + (1 if value_at.col else 0))
     column = len(before) - (before.rfind("\n") + 1) if newlines else len(before)
     return Location(value_at.path, value_at.line + 1 + newlines, column + 1)
-
-
-def _diagram_problems(card: Card) -> list[Problem]:
-    """E130: an unknown diagram or params its generator does not take (checked without drawing)."""
-    if card.figure is None or not card.figure.diagram:
-        return []  # deckbuild.diagrams is not even imported
-    from deckbuild.diagrams.validation import validate as validate_diagram
-
-    return [
-        Problem(card.where("diagram"), "E130", f"card '{card.id}': diagram: {message}")
-        for message in validate_diagram(card.figure.diagram, card.figure.params_dict())
-    ]

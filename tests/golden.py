@@ -21,7 +21,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden" / "shipped-deck.json"
-SHIPPED_FILES = ("deck.yaml", "cards", "media", "deckbuild.lock", "releases", "CHANGELOG.md")
+SHIPPED_FILES = ("deck.yaml", "cards", "media", "diagrams", "deckbuild.lock", "releases", "CHANGELOG.md")
 
 
 def snapshot(apkg: Path) -> dict[str, Any]:

@@ -155,7 +155,7 @@ def _copy_deck(root: Path, dest: Path) -> Path:
     for name in ("deck.yaml", "deckbuild.lock", "CHANGELOG.md"):
         if (root / name).exists():
             shutil.copyfile(root / name, target / name)
-    for name in ("cards", "media", "releases", ".deckbuild-cache"):
+    for name in ("cards", "media", "diagrams", "releases", ".deckbuild-cache"):
         if (root / name).is_dir():
             shutil.copytree(root / name, target / name, ignore=shutil.ignore_patterns("*.lock"))
     return target

@@ -3,7 +3,6 @@ renders, and no-op rebuilds that never import matplotlib."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -17,12 +16,23 @@ import pytest
 
 from deckbuild.diagrams import keys as diagram_keys
 from deckbuild.diagrams.cache import DiagramFailures, materialize
-from deckbuild.diagrams.keys import cache_key
-from deckbuild.diagrams.registry import REGISTRY
-from deckbuild.diagrams.validation import DiagramError, validate
+from deckbuild.diagrams.registry import project_registry, scan
+from deckbuild.diagrams.validation import DiagramError
+from deckbuild.diagrams.validation import validate as validate_in
 
 ROOT = Path(__file__).resolve().parents[1]
-PKG = ROOT / "deckbuild" / "diagrams"
+REGISTRY = project_registry(ROOT).diagrams
+"""The shipped deck's generators, in the repository's diagrams/ folder."""
+
+
+def validate(name: str, params=None) -> list[str]:  # noqa: ANN001
+    """The messages validate() gives for a spec of the shipped deck."""
+    return [message for _code, message in validate_in(REGISTRY, name, params)]
+
+
+def cache_key(name: str, params=None) -> str:  # noqa: ANN001
+    return diagram_keys.cache_key(REGISTRY, name, params)
+
 
 # A sample covering every kind of drawing the generators use (lines, seeded random
 # data, histograms, patches and arrows, imshow, 3-D voxels, log axes) while staying
@@ -45,8 +55,9 @@ _BUILD = """
 import json, sys
 from pathlib import Path
 from deckbuild.diagrams.cache import materialize
+from deckbuild.diagrams.registry import project_registry
 calls = []
-paths = materialize([(n, None) for n in json.loads(sys.argv[2])], Path(sys.argv[1]),
+paths = materialize(project_registry(Path.cwd()).diagrams, [(n, None) for n in json.loads(sys.argv[2])], Path(sys.argv[1]),
                     progress=lambda i, n, name: calls.append([i, n, name]),
                     jobs=json.loads(sys.argv[3]))
 print(json.dumps({
@@ -90,19 +101,30 @@ def test_import_does_not_load_matplotlib_or_numpy() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-def test_registry_points_at_real_generators_with_matching_parameters() -> None:
-    """Checked from source (ast), so a typo fails here rather than mid-build."""
-    for info in REGISTRY.values():
-        tree = ast.parse((PKG / f"{info.module}.py").read_text(encoding="utf-8"))
-        funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-        assert info.function in funcs, info.name
-        args = funcs[info.function].args
-        names = {a.arg for a in args.args + args.kwonlyargs}
-        assert names == set(info.defaults), info.name
+def test_registry_read_statically_matches_the_loaded_generators() -> None:
+    """What ast read (names, defaults) is what the generators take once loaded and run."""
+    code = (
+        "import inspect, json, sys\n"
+        "from pathlib import Path\n"
+        "from deckbuild.diagrams.registry import project_registry\n"
+        "from deckbuild.diagrams.rendering import load_generator\n"
+        "out = {}\n"
+        "for info in project_registry(Path.cwd()).diagrams.values():\n"
+        "    fn = load_generator(info)\n"
+        "    assert fn.__deckbuild_diagram__ == info.name\n"
+        "    out[info.name] = {k: p.default for k, p in inspect.signature(fn).parameters.items()}\n"
+        "print(json.dumps(out))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == {name: info.defaults for name, info in REGISTRY.items()}
+    assert not (ROOT / "diagrams" / "__pycache__").exists()  # loaded by path, no bytecode left in the project
 
 
-def test_at_least_twenty_diagrams_with_titles() -> None:
-    assert len(REGISTRY) >= 20
+def test_the_shipped_deck_has_its_41_generators_and_the_package_none() -> None:
+    assert len(REGISTRY) == 41 and project_registry(ROOT).problems == ()
+    package = ROOT / "deckbuild" / "diagrams"
+    assert scan(package, ROOT).diagrams == {}  # the engine only: no deck's generator
+    assert not any(p.name in {"schedules.py", "networks.py"} for p in package.glob("*.py"))
     for name, info in REGISTRY.items():
         assert info.name == name and info.title
 
@@ -156,18 +178,18 @@ def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -
     monkeypatch.setattr(
         Path,
         "read_bytes",
-        lambda self: real_read(self) + (b"#" if self.name == "_style.py" else b""),
+        lambda self: real_read(self) + (b"#" if self.name == "style.py" else b""),
     )
-    diagram_keys.module_source.cache_clear()  # sources are read once per process
+    diagram_keys._read.cache_clear()  # sources are read once per version of the file
     try:
         assert cache_key("warmup-cosine", {}) != base
     finally:
-        diagram_keys.module_source.cache_clear()
+        diagram_keys._read.cache_clear()
 
 
 def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
     with pytest.raises(DiagramError, match="unknown diagram"):
-        materialize([("nope", {})], tmp_path)
+        materialize(REGISTRY, [("nope", {})], tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -228,23 +250,23 @@ def test_noop_rebuild_imports_nothing_and_renders_nothing(two_clean_builds) -> N
 def test_changed_parameters_give_a_new_file_name(tmp_path: Path) -> None:
     calls: list[tuple[int, int, str]] = []
     specs = [("warmup-cosine", {}), ("warmup-cosine", {"accumulation_bug": True})]
-    out = materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
+    out = materialize(REGISTRY, specs, tmp_path, progress=lambda *c: calls.append(c))
     names = {p.name for p in out.values()}
     assert len(names) == 2 and all(n.startswith("warmup-cosine-") for n in names)
     assert calls == [(1, 2, "warmup-cosine"), (2, 2, "warmup-cosine")]
     # Only the new spec is rendered when one is added next to cached ones.
     calls.clear()
     specs.append(("warmup-cosine", {"warmup": 2000}))
-    out2 = materialize(specs, tmp_path, progress=lambda *c: calls.append(c))
+    out2 = materialize(REGISTRY, specs, tmp_path, progress=lambda *c: calls.append(c))
     assert calls == [(1, 1, "warmup-cosine")]
     assert len({p.name for p in out2.values()}) == 3
 
 
 def test_lost_png_is_rendered_again(tmp_path: Path) -> None:
-    (path,) = materialize([("grad-clipping", {})], tmp_path).values()
+    (path,) = materialize(REGISTRY, [("grad-clipping", {})], tmp_path).values()
     data = path.read_bytes()
     path.unlink()
-    (again,) = materialize([("grad-clipping", {})], tmp_path).values()
+    (again,) = materialize(REGISTRY, [("grad-clipping", {})], tmp_path).values()
     assert again == path and again.read_bytes() == data
 
 
@@ -287,10 +309,11 @@ def test_generator_failures_are_all_reported_in_spec_order(tmp_path: Path) -> No
     for jobs in (1, 2):
         cache = tmp_path / f"jobs{jobs}"
         with pytest.raises(DiagramFailures) as caught:
-            materialize(specs, cache, jobs=jobs)
+            materialize(REGISTRY, specs, cache, jobs=jobs)
         failures = caught.value.failures
         assert list(failures) == [cache_key(*specs[0]), cache_key(*specs[2])]
-        assert "ZeroDivisionError" in failures[cache_key(*specs[2])]
+        code, message = failures[cache_key(*specs[2])]
+        assert code == "E283" and "ZeroDivisionError" in message and "(diagrams/systems.py:" in message
         assert len(list(cache.glob("*.png"))) == 2  # the good ones are cached
 
 

@@ -81,6 +81,18 @@ def examples() -> list[Example]:
 
 ALL = examples()
 
+GENERATOR_FENCE = re.compile(r'^```python\n"""(diagrams/[a-z_]+\.py): .*?^```$', re.MULTILINE | re.DOTALL)
+GENERATORS = {
+    match.group(1): match.group(0).split("\n", 1)[1].rsplit("```", 1)[0]
+    for path in DOCS
+    for match in GENERATOR_FENCE.finditer(path.read_text(encoding="utf-8"))
+}
+"""The generator files the docs show (a fence opening with its path), placed in every example project."""
+
+
+def test_the_docs_show_a_generator() -> None:
+    assert "diagrams/schedules.py" in GENERATORS
+
 
 def test_count_of_examples(capsys: pytest.CaptureFixture[str]) -> None:
     built = [e for e in ALL if e.excluded is None]
@@ -97,6 +109,9 @@ def test_example_builds(example: Example, tmp_path: Path) -> None:
     project = tmp_path / "p"
     (project / "cards").mkdir(parents=True)
     (project / "media").mkdir()
+    for rel, source in GENERATORS.items():
+        (project / rel).parent.mkdir(exist_ok=True)
+        (project / rel).write_text(source, encoding="utf-8")
     deck = dict(BASE_DECK)
     cards: list[dict[str, Any]] = []
     card_file: dict[str, Any] | None = None

@@ -125,7 +125,7 @@ def test_schema_change(project: Path, command: str) -> None:
 def test_diagram_error(project: Path, command: str) -> None:
     with (project / "cards" / "a.yaml").open("a") as handle:
         handle.write(_card("c3", "Three.") + "  diagram: {name: no-such-diagram, alt: Nothing.}\n")
-    _assert_fails_and_changes_nothing(project, command, "E130")
+    _assert_fails_and_changes_nothing(project, command, "E280")
 
 
 @pytest.mark.parametrize("renames", [1])

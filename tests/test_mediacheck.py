@@ -240,20 +240,24 @@ def test_a_declared_note_types_field_and_template_files_are_checked_too(tmp_path
 def test_a_drawn_picture_the_check_refuses_never_enters_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No generator draws a bad PNG, so the drawing step is replaced by one that returns other bytes:
     what is checked is that materialize refuses them (E131 names the check's code) and caches nothing."""
-    from deckbuild.diagrams import cache
+    from deckbuild.diagrams import cache as diagram_cache
     from deckbuild.diagrams.keys import cache_key
+    from deckbuild.diagrams.registry import project_registry
 
+    registry = project_registry(Path(__file__).resolve().parents[1]).diagrams
     drawn = {"warmup-cosine": b"#!/bin/sh\n", "grad-clipping": png(4)}
-    monkeypatch.setattr(cache, "draw_in_workers", lambda todo, _workers, _progress: [drawn[name] for _k, name, _p in todo])
-    specs = [("warmup-cosine", None), ("grad-clipping", None)]
-    with pytest.raises(cache.DiagramFailures) as caught:
-        cache.materialize(specs, tmp_path, jobs=1)
-    assert list(caught.value.failures) == [cache_key("warmup-cosine")]
-    assert (
-        "drew an image the media check refuses: E270 expected PNG image data" in caught.value.failures[cache_key("warmup-cosine")]
+    monkeypatch.setattr(
+        diagram_cache, "draw_in_workers", lambda todo, _workers, _progress: [drawn[info.name] for info, _p in todo]
     )
+    specs = [("warmup-cosine", None), ("grad-clipping", None)]
+    with pytest.raises(diagram_cache.DiagramFailures) as caught:
+        diagram_cache.materialize(registry, specs, tmp_path, jobs=1)
+    key = cache_key(registry, "warmup-cosine")
+    assert list(caught.value.failures) == [key]
+    code, message = caught.value.failures[key]
+    assert code == "E131" and "drew an image the media check refuses: E270 expected PNG image data" in message
     assert [p.name.split("-")[0] for p in tmp_path.glob("*.png")] == ["grad"]  # only the good one is cached
-    assert not (tmp_path / f"{cache_key('warmup-cosine')}.txt").exists()
+    assert not (tmp_path / f"{key}.txt").exists()
 
 
 def test_a_no_op_build_reads_no_image_and_loads_neither_pillow_nor_the_check(sample: Path) -> None:

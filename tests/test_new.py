@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -66,9 +67,14 @@ def test_new_project_checks_builds_and_imports_into_anki(new_deck: Path, tmp_pat
     col = new_collection(tmp_path / "anki")
     try:
         log = import_package(col, apkg)
-        assert len(log.new) == 3
+        assert len(log.new) == 4
         notes = notes_by_card_id(col)
-        assert set(notes) == {"what-is-a-parabola", "formula-quadratic-roots", "fact-discriminant-sign"}
+        assert set(notes) == {
+            "what-is-a-parabola",
+            "formula-quadratic-roots",
+            "fact-discriminant-sign",
+            "where-a-parabola-crosses-zero",
+        }
         # The formula is a real cloze: two deletions, two cards, the gap on the front.
         formula = notes["formula-quadratic-roots"]
         assert formula.note_type()["type"] == 1
@@ -86,6 +92,12 @@ def test_new_project_checks_builds_and_imports_into_anki(new_deck: Path, tmp_pat
         (stored,) = [p for p in media_dir.iterdir() if "parabola" in p.name]
         assert stored.read_bytes() == (project / "media" / "parabola.png").read_bytes()
         assert stored.name in answer_html
+        # The example generator's picture, named by its bytes, in Anki and on its card.
+        (drawn,) = notes["where-a-parabola-crosses-zero"].cards()
+        (picture,) = [p for p in media_dir.iterdir() if p.name.startswith("quadratic-")]
+        assert re.fullmatch(r"quadratic-[0-9a-f]{12}\.png", picture.name)
+        assert hashlib.sha256(picture.read_bytes()).hexdigest()[:12] == picture.name[len("quadratic-") : -len(".png")]
+        assert picture.name in drawn.answer()
     finally:
         col.close()
 
@@ -128,7 +140,7 @@ def test_same_name_gives_decks_with_nothing_in_common(new_deck: Path, tmp_path: 
         (apkg,) = (project / "dist").glob("*.apkg")
         packages.append(ids_in(apkg))
     (guids_a, models_a, decks_a), (guids_b, models_b, decks_b) = packages
-    assert len(guids_a) == len(guids_b) == 3
+    assert len(guids_a) == len(guids_b) == 4
     assert not guids_a & guids_b
     assert not models_a & models_b
     assert not decks_a & decks_b

@@ -81,10 +81,10 @@ def test_failing_generators_are_reported_at_once_in_source_order(tmp_path: Path)
         result = _build(project, "--jobs", jobs)
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
-        lines = [ln for ln in result.stderr.splitlines() if " E131 " in ln]
+        lines = [ln for ln in result.stderr.splitlines() if " E283 " in ln]
         assert len(lines) == 2, result.stderr
-        assert lines[0].startswith("cards/pictures.yaml:7:5: E131 card 'picture-0': diagram 'label-smoothing': ")
-        assert lines[1].startswith("cards/pictures.yaml:26:5: E131 card 'picture-2': diagram 'zero-memory': ")
+        assert lines[0].startswith("cards/pictures.yaml:7:5: E283 card 'picture-0': generator 'label-smoothing' raised ")
+        assert lines[1].startswith("cards/pictures.yaml:26:5: E283 card 'picture-2': generator 'zero-memory' raised ")
         assert "ZeroDivisionError" in lines[1]
         assert not (project / "dist").exists()
 

@@ -67,9 +67,9 @@ def test_an_edited_image_and_a_changed_diagram_reach_the_collection(sample: Path
     new_bytes = png(24, 12, (200, 40, 40))
     assert (sample / "media" / "axes.png").read_bytes() != new_bytes
     (sample / "media" / "axes.png").write_bytes(new_bytes)
-    from deckbuild.diagrams.registry import REGISTRY
+    from deckbuild.diagrams.registry import project_registry
 
-    other = next(name for name in sorted(REGISTRY) if name != "grad-clipping")
+    other = next(name for name in sorted(project_registry(sample).diagrams) if name != "grad-clipping")
     cards = sample / "cards" / "extra.yaml"
     cards.write_text(cards.read_text().replace("name: grad-clipping", f"name: {other}"))
 

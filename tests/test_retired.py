@@ -170,7 +170,7 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     work.mkdir()
     for name in ("deck.yaml", "deckbuild.lock", "CHANGELOG.md"):
         shutil.copyfile(REPO / name, work / name)
-    for name in ("cards", "media", "releases", ".deckbuild-cache"):
+    for name in ("cards", "media", "diagrams", "releases", ".deckbuild-cache"):
         if (REPO / name).is_dir():
             shutil.copytree(REPO / name, work / name, ignore=shutil.ignore_patterns("*.lock"))
     notes = snapshot(build(work).path)["notes"]

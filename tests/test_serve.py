@@ -199,7 +199,7 @@ def test_index_titles_never_cut_a_formula_and_the_offline_site_has_no_reload_scr
     import shutil
 
     project = tmp_path / "deck"
-    for name in ("deck.yaml", "cards", "media"):
+    for name in ("deck.yaml", "cards", "media", "diagrams"):
         source = repo / name
         if source.is_dir():
             shutil.copytree(source, project / name)
@@ -266,3 +266,31 @@ def test_incremental_preview_rewrites_only_the_edited_cards_pages_and_matches_a_
     (out / "cards" / "escaping.html").write_text("tampered", encoding="utf-8")
     assert "cards/escaping.html" in write_preview(sample, out, incremental=True).written
     assert tree(out) == tree(tmp_path / "full")
+
+
+def test_a_saved_generator_is_redrawn_and_its_card_shows_the_new_picture(tmp_path: Path) -> None:
+    """The deck `new` writes has a generator in diagrams/; saving it redraws the picture."""
+    import re
+
+    project = tmp_path / "deck"
+    made = subprocess.run([sys.executable, "-m", "deckbuild.cli", "new", str(project)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    page = "cards/where-a-parabola-crosses-zero.html"
+    picture = re.compile(rb"quadratic-[0-9a-f]{12}\.png")
+    with serving(project) as (proc, base, _port):
+        status, html = _get(base + page)
+        assert status == 200, html
+        (first,) = set(picture.findall(html))
+        _edit(project / "diagrams" / "curves.py", "color=style.BLUE", "color=style.PURPLE")
+
+        def redrawn() -> bool:
+            found = set(picture.findall(_get(base + page)[1]))
+            return bool(found) and found != {first}
+
+        _until("the redrawn picture", redrawn)
+        (second,) = set(picture.findall(_get(base + page)[1]))
+        status, png = _get(base + "media/" + second.decode())
+        assert status == 200 and png.startswith(b"\x89PNG")
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=30)[0]
+    assert "rebuilt in" in output and "diagrams/curves.py" in output, output

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.diagrams.keys import cache_key
-from deckbuild.diagrams.pool import draw_in_workers
-from deckbuild.diagrams.validation import DiagramError
+from deckbuild.diagrams.pool import Job, draw_in_workers
+from deckbuild.diagrams.registry import DiagramInfo
+from deckbuild.diagrams.validation import DiagramError, merged_params
 from deckbuild.jobs import default_jobs
 from deckbuild.mediacheck import refusals
 from deckbuild.model import Progress
@@ -20,10 +21,10 @@ __all__ = ["DiagramFailures", "materialize"]
 
 
 class DiagramFailures(DiagramError):
-    """Generators that raised while drawing valid specs: cache key -> what went wrong."""
+    """Generators that failed while drawing valid specs: cache key -> (code, what went wrong)."""
 
-    def __init__(self, failures: dict[str, str]) -> None:
-        super().__init__("; ".join(failures.values()))
+    def __init__(self, failures: dict[str, tuple[str, str]]) -> None:
+        super().__init__("; ".join(message for _, message in failures.values()))
         self.failures = failures
 
 
@@ -41,6 +42,7 @@ def _cached(cache_dir: Path, key: str) -> Path | None:
 
 
 def materialize(
+    diagrams: Mapping[str, DiagramInfo],
     specs: Sequence[tuple[str, Mapping[str, Any] | None]],
     cache_dir: Path,
     progress: Progress | None = None,
@@ -66,29 +68,30 @@ def materialize(
     cache_dir = Path(cache_dir)
     keys: dict[str, tuple[str, Mapping[str, Any] | None]] = {}
     for name, params in specs:
-        keys.setdefault(cache_key(name, params), (name, params))
+        keys.setdefault(cache_key(diagrams, name, params), (name, params))
     result: dict[str, Path] = {}
-    todo: list[tuple[str, str, Mapping[str, Any] | None]] = []
+    todo: list[tuple[str, Job]] = []
     for key, (name, params) in keys.items():
         hit = _cached(cache_dir, key)
         if hit is None:
-            todo.append((key, name, params))
+            todo.append((key, (diagrams[name], merged_params(diagrams, name, params))))
         else:
             result[key] = hit
     if not todo:
         return result
     make_folder(cache_dir)
     workers = min(default_jobs() if jobs is None else max(1, jobs), len(todo))
-    drawn = draw_in_workers(todo, workers, progress)
-    failures = {}
-    for (key, name, _params), outcome in zip(todo, drawn, strict=True):
-        if isinstance(outcome, str):
-            failures[key] = f"diagram {name!r}: {outcome}"
+    drawn = draw_in_workers([job for _, job in todo], workers, progress)
+    failures: dict[str, tuple[str, str]] = {}
+    for (key, (info, _params)), outcome in zip(todo, drawn, strict=True):
+        name = info.name
+        if isinstance(outcome, tuple):
+            failures[key] = outcome
             continue
         path = cache_dir / f"{name}-{hashlib.sha256(outcome).hexdigest()[:12]}.png"
         refused = refusals(path.name, outcome)  # checked once, as drawn: the cache holds only what passed
         if refused:
-            failures[key] = f"diagram {name!r} drew an image the media check refuses: {refused[0].short()}"
+            failures[key] = ("E131", f"diagram {name!r} drew an image the media check refuses: {refused[0].short()}")
             continue
         if not path.is_file():
             atomic_write_bytes(path, outcome)

@@ -11,14 +11,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from deckbuild.diagrams.registry import REGISTRY
+from deckbuild.diagrams.registry import DiagramInfo
 from deckbuild.diagrams.validation import merged_params
 
 __all__ = ["cache_key"]
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
-_SHARED_MODULES = ("_style",)
-"""Modules whose source is part of every cache key (the look of every diagram)."""
+_STYLE = Path(__file__).resolve().parent / "style.py"
+"""The house style, whose source is part of every cache key (the look of every diagram)."""
 
 
 @functools.cache
@@ -33,27 +32,33 @@ def _installed_version(dist: str) -> str:
         return "not-installed"
 
 
-@functools.cache
-def module_source(module: str) -> bytes:
-    """A generator module's source, read once per process."""
-    return (_PACKAGE_DIR / f"{module}.py").read_bytes()
+def module_source(path: Path) -> bytes:
+    """A generator file's source, read once per version of the file (serve keeps running)."""
+    st = path.stat()
+    return _read(path, st.st_mtime_ns, st.st_size)
 
 
-def cache_key(name: str, params: Mapping[str, Any] | None = None) -> str:
+@functools.lru_cache(maxsize=256)
+def _read(path: Path, mtime_ns: int, size: int) -> bytes:
+    return path.read_bytes()
+
+
+def cache_key(diagrams: Mapping[str, DiagramInfo], name: str, params: Mapping[str, Any] | None = None) -> str:
     """A sha256 hex key for everything that determines a diagram's pixels.
 
     Covers the name, the effective parameters, the source of the generator module and
-    of the shared style, and the installed matplotlib and numpy versions: any of them
+    of the house style, and the installed matplotlib and numpy versions: any of them
     changing means the cached picture may be stale.
     """
-    merged = merged_params(name, params)
-    info = REGISTRY[name]
+    merged = merged_params(diagrams, name, params)
+    info = diagrams[name]
     h = hashlib.sha256()
-    h.update(b"deckbuild-diagram-v2\x00")  # v2: drawn with NUMERIC_ENV
+    h.update(b"deckbuild-diagram-v3\x00")  # v3: a project's generator file
     h.update(name.encode() + b"\x00")
     h.update(json.dumps(merged, sort_keys=True, separators=(",", ":")).encode() + b"\x00")
-    for module in (info.module, *_SHARED_MODULES):
-        h.update(module_source(module) + b"\x00")
+    h.update(info.function.encode() + b"\x00" + str(info.illustrative).encode() + b"\x00")
+    for path in (info.source, _STYLE):
+        h.update(module_source(path) + b"\x00")
     for dist in ("matplotlib", "numpy"):
         h.update(f"{dist}=={_installed_version(dist)}\x00".encode())
     return h.hexdigest()

@@ -11,14 +11,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from deckbuild.diagrams.registry import REGISTRY
-from deckbuild.diagrams.rendering import render_png
+from deckbuild.diagrams.registry import DiagramInfo
+from deckbuild.diagrams.rendering import DrawFailure, draw
 from deckbuild.model import Progress
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
 
-__all__ = ["NUMERIC_ENV", "draw_in_workers", "kernels_fixed", "start_worker", "start_workers", "worker_context"]
+__all__ = ["NUMERIC_ENV", "Job", "Outcome", "draw_in_workers", "kernels_fixed", "start_worker", "start_workers", "worker_context"]
 
 _WORKER_MODULE = "deckbuild.diagrams._worker"
 
@@ -42,7 +42,7 @@ def start_workers() -> None:
     """Start the drawing workers' imports now, in the background, for a build that will draw.
 
     The workers are forked from one server process that fixes numpy's kernels and imports
-    matplotlib and every generator once (diagrams/_worker.py).  This returns at once: the
+    matplotlib and the house style once (diagrams/_worker.py).  This returns at once: the
     server's imports (half a second of CPU) overlap with what this process does until the
     diagrams are drawn -- parsing and checking the cards.  Without a fork server (Windows)
     it does nothing, and each worker imports matplotlib itself.
@@ -89,15 +89,18 @@ def _stop_server() -> None:
             os.waitpid(pid, 0)
 
 
-_Job = tuple[str, str, Mapping[str, Any] | None]
+Job = tuple[DiagramInfo, Mapping[str, Any]]
+"""A generator and its merged parameters."""
+Outcome = bytes | tuple[str, str]
+"""A picture's PNG bytes, or (code, message) for what went wrong."""
 
 
-def _draw_one(name: str, params: Mapping[str, Any] | None) -> bytes | str:
-    """One picture's PNG bytes, or what went wrong (a worker's entry point: picklable)."""
+def _draw_one(info: DiagramInfo, params: dict[str, Any]) -> Outcome:
+    """One picture, or what went wrong (a worker's entry point: picklable)."""
     try:
-        return render_png(name, params)
-    except Exception as exc:  # a generator bug must not hide the other diagrams' problems
-        return f"{type(exc).__name__}: {exc}"
+        return draw(info, params)
+    except DrawFailure as failure:  # a generator bug must not hide the other diagrams' problems
+        return (failure.code, failure.message)
 
 
 def _on_x86() -> bool:
@@ -131,19 +134,42 @@ def kernels_fixed() -> bool:
     return held and not any(__cpu_features__.get(target) for target in __cpu_dispatch__)
 
 
-def draw_in_workers(todo: Sequence[_Job], workers: int, progress: Progress | None) -> list[bytes | str]:
+def draw_in_workers(todo: Sequence[Job], workers: int, progress: Progress | None) -> list[Outcome]:
     """Every job's outcome, in job order, drawn by `workers` worker processes (one when jobs=1).
 
     The slowest diagrams (by their `cost`) are taken up first, so that what is left for the
     end is quick ones and the workers finish together (longest processing time first).
     """
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    order = sorted(range(len(todo)), key=lambda i: -REGISTRY[todo[i][1]].cost)  # stable: spec order among equals
+    order = sorted(range(len(todo)), key=lambda i: -todo[i][0].cost)  # stable: spec order among equals
+    outcomes: dict[int, Outcome] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context(), initializer=start_worker) as pool:
-        futures = {i: pool.submit(_draw_one, todo[i][1], dict(p) if (p := todo[i][2]) is not None else None) for i in order}
+        futures = {i: pool.submit(_draw_one, todo[i][0], dict(todo[i][1])) for i in order}
         for n, i in enumerate(order, start=1):
             if progress is not None:
-                progress(n, len(todo), todo[i][1])
-            futures[i].result()  # wait, so the progress follows the drawing
-        return [futures[i].result() for i in range(len(todo))]
+                progress(n, len(todo), todo[i][0].name)
+            with contextlib.suppress(BrokenProcessPool):  # a generator ended its process: found below
+                outcomes[i] = futures[i].result()  # wait, so the progress follows the drawing
+    for i in order:  # a broken pool fails every job it held: each is drawn again alone
+        if i not in outcomes:
+            outcomes[i] = _draw_alone(todo[i])
+    return [outcomes[i] for i in range(len(todo))]
+
+
+def _draw_alone(job: Job) -> Outcome:
+    """One job in a pool of its own, so a process that ends is known to be this generator's."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    info, params = job
+    with ProcessPoolExecutor(max_workers=1, mp_context=worker_context(), initializer=start_worker) as pool:
+        try:
+            return pool.submit(_draw_one, info, dict(params)).result()
+        except BrokenProcessPool:
+            return (
+                "E283",
+                f"generator {info.name!r} ({info.where}) ended the process drawing it (os._exit, a crash, or"
+                " killed) before returning a figure",
+            )

@@ -1,406 +1,280 @@
-"""The registry of the diagrams deckbuild can draw: each one's name, title, default parameters
-and cost, known without importing its generator (or matplotlib)."""
+"""The registry of a project's diagrams: every generator under its `diagrams/` folder, read
+statically (ast) from the source, so checking a deck never imports matplotlib or runs the
+project's code.
+
+A generator is a module-level function decorated with ``@diagram("name", ...)`` (api.py)
+whose parameters all have literal defaults; the decorator's keywords (title, illustrative,
+cost, time_limit) are literals too.  What cannot be read that way is a Problem (E285).
+A generator file imports no matplotlib at module level (E286): deckbuild's house style
+(deckbuild.diagrams.style) makes its figure, and the module's own imports of matplotlib
+belong inside the functions that draw, so that loading the file sets nothing up behind
+the style's back (a backend, pyplot's global state).
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["REGISTRY", "DiagramInfo"]
+from deckbuild.errors import Location, Problem
+from deckbuild.layout import DIAGRAMS_DIR
+
+__all__ = ["DEFAULT_TIME_LIMIT", "MOVED", "DiagramInfo", "Registry", "project_registry", "scan"]
+
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds a generator may draw for before the build gives up on it (E284)."""
+
+_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+
+MOVED = frozenset(
+    [
+        "warmup-cosine",
+        "one-cycle",
+        "lr-range-test",
+        "lr-too-small-large",
+        "lr-batch-scaling",
+        "double-descent",
+        "grokking",
+        "weight-ema",
+        "early-stopping",
+        "train-above-val",
+        "activations",
+        "vanishing-exploding",
+        "conv-output-size",
+        "receptive-field",
+        "grouped-conv",
+        "norm-axes",
+        "batch-stat-noise",
+        "grad-clipping",
+        "float-formats",
+        "loss-scaling",
+        "zero-memory",
+        "chinchilla",
+        "attention-masks",
+        "attention-scaling",
+        "cosine-restarts",
+        "inverted-dropout",
+        "stochastic-depth",
+        "label-smoothing",
+        "sharp-flat-minima",
+        "temperature",
+        "accuracy-paradox",
+        "lstm-forget",
+        "init-signal",
+        "critical-batch",
+        "attention-memory",
+        "broadcasting-bug",
+        "padding-loss",
+        "finite-difference",
+        "truncated-bptt",
+        "grad-accumulation",
+        "fgsm-pgd",
+    ]
+)
+"""The generators deckbuild once shipped inside its package; now the shipped deck's own (its diagrams/)."""
 
 
 @dataclass(frozen=True)
 class DiagramInfo:
-    """What deckbuild knows about one diagram without importing its generator."""
+    """What deckbuild knows about one generator without importing it."""
 
     name: str
     title: str
+    source: Path
+    """The generator's file (absolute); its bytes are part of the cache key."""
+    function: str
     defaults: dict[str, Any] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    """Each parameter's type name (int, float, bool, str): its annotation, else its default's."""
     illustrative: bool = False
     """True when the picture uses values that are not in the seeds (the caption says so)."""
-    module: str = ""
-    """Submodule of deckbuild.diagrams holding the generator, e.g. "schedules"."""
-    function: str = ""
     cost: int = 100
-    """About how many milliseconds of CPU drawing it takes with its defaults (measured on one
-    x86-64 core): the workers take the slowest diagrams first.  Only orders the work."""
+    """About how many milliseconds of CPU drawing it takes: the workers take the slowest first."""
+    time_limit: float = DEFAULT_TIME_LIMIT
+    where: Location = field(default_factory=lambda: Location("", 0, 0))
+    """The generator's `def`, as the project names it (diagrams/x.py:line:col)."""
 
 
-def _info(
-    name: str,
-    title: str,
-    module: str,
-    function: str,
-    *,
-    illustrative: bool,
-    cost: int,
-    **defaults: Any,
-) -> DiagramInfo:
-    return DiagramInfo(name, title, dict(defaults), illustrative, module, function, cost)
+@dataclass(frozen=True)
+class Registry:
+    """A project's generators by name, and what in its diagrams/ folder could not be read."""
+
+    diagrams: Mapping[str, DiagramInfo]
+    problems: tuple[Problem, ...] = ()
 
 
-REGISTRY: dict[str, DiagramInfo] = {
-    d.name: d
-    for d in [
-        _info(
-            "warmup-cosine",
-            "Linear warmup + cosine decay",
-            "schedules",
-            "warmup_cosine",
-            illustrative=True,
-            cost=120,
-            total=10_000,
-            warmup=1_000,
-            accumulation_bug=False,
-        ),
-        _info(
-            "one-cycle",
-            "One-cycle policy: LR and momentum",
-            "schedules",
-            "one_cycle",
-            illustrative=True,
-            cost=160,
-            pct_start=0.3,
-            div=25.0,
-        ),
-        _info(
-            "lr-range-test",
-            "LR range test",
-            "schedules",
-            "lr_range_test",
-            illustrative=True,
-            cost=200,
-        ),
-        _info(
-            "lr-too-small-large",
-            "Learning rate too small / right / too large",
-            "schedules",
-            "lr_too_small_large",
-            illustrative=True,
-            cost=290,
-        ),
-        _info(
-            "lr-batch-scaling",
-            "LR vs batch size: linear and sqrt rules",
-            "schedules",
-            "lr_batch_scaling",
-            illustrative=False,
-            cost=190,
-            base_lr=0.1,
-            base_batch=256,
-        ),
-        _info(
-            "double-descent",
-            "Deep double descent (computed)",
-            "generalization",
-            "double_descent",
-            illustrative=True,
-            cost=1500,
-            n_train=40,
-            seeds=10,
-        ),
-        _info(
-            "grokking",
-            "Grokking (schematic)",
-            "generalization",
-            "grokking",
-            illustrative=True,
-            cost=230,
-        ),
-        _info(
-            "weight-ema",
-            "EMA of weights smooths the trajectory",
-            "generalization",
-            "weight_ema",
-            illustrative=True,
-            cost=170,
-        ),
-        _info(
-            "early-stopping",
-            "Early stopping with patience",
-            "generalization",
-            "early_stopping",
-            illustrative=True,
-            cost=160,
-            patience=10,
-        ),
-        _info(
-            "train-above-val",
-            "Why training loss can sit above validation loss",
-            "generalization",
-            "train_above_val",
-            illustrative=True,
-            cost=160,
-        ),
-        _info(
-            "activations",
-            "Activation functions and derivatives",
-            "networks",
-            "activations",
-            illustrative=False,
-            cost=240,
-        ),
-        _info(
-            "vanishing-exploding",
-            "Vanishing / exploding products",
-            "networks",
-            "vanishing_exploding",
-            illustrative=False,
-            cost=190,
-            layers=20,
-        ),
-        _info(
-            "conv-output-size",
-            "Convolution output size",
-            "networks",
-            "conv_output_size",
-            illustrative=False,
-            cost=200,
-        ),
-        _info(
-            "receptive-field",
-            "Receptive-field growth",
-            "networks",
-            "receptive_field",
-            illustrative=False,
-            cost=120,
-        ),
-        _info(
-            "grouped-conv",
-            "Grouped and depthwise connectivity",
-            "networks",
-            "grouped_conv",
-            illustrative=False,
-            cost=100,
-        ),
-        _info(
-            "norm-axes",
-            "BatchNorm vs LayerNorm vs GroupNorm axes",
-            "networks",
-            "norm_axes",
-            illustrative=False,
-            cost=710,
-        ),
-        _info(
-            "batch-stat-noise",
-            "Batch-statistic noise vs batch size",
-            "numerics",
-            "batch_stat_noise",
-            illustrative=False,
-            cost=350,
-            small_batch=4,
-            large_batch=256,
-        ),
-        _info(
-            "grad-clipping",
-            "Gradient clipping by norm vs by value",
-            "numerics",
-            "grad_clipping",
-            illustrative=False,
-            cost=110,
-        ),
-        _info(
-            "float-formats",
-            "fp32 / fp16 / bf16: bits and range",
-            "numerics",
-            "float_formats",
-            illustrative=False,
-            cost=140,
-        ),
-        _info(
-            "loss-scaling",
-            "Why loss scaling works",
-            "numerics",
-            "loss_scaling",
-            illustrative=True,
-            cost=310,
-            scale=128,
-        ),
-        _info(
-            "zero-memory",
-            "Memory per GPU: DDP vs ZeRO-1/2/3",
-            "systems",
-            "zero_memory",
-            illustrative=True,
-            cost=190,
-            params_billion=7.5,
-            gpus=64,
-            k=12,
-        ),
-        _info(
-            "chinchilla",
-            "Chinchilla compute-optimal allocation",
-            "systems",
-            "chinchilla",
-            illustrative=False,
-            cost=260,
-        ),
-        _info(
-            "attention-masks",
-            "Attention masks",
-            "attention",
-            "attention_masks",
-            illustrative=False,
-            cost=220,
-        ),
-        _info(
-            "attention-scaling",
-            "Why divide by sqrt(d_k)",
-            "attention",
-            "attention_scaling",
-            illustrative=False,
-            cost=1080,
-        ),
-        _info(
-            "cosine-restarts",
-            "Cosine restarts and snapshot points",
-            "regularization",
-            "cosine_restarts",
-            illustrative=True,
-            cost=140,
-            cycles=5,
-        ),
-        _info(
-            "inverted-dropout",
-            "Inverted dropout",
-            "regularization",
-            "inverted_dropout",
-            illustrative=True,
-            cost=210,
-        ),
-        _info(
-            "stochastic-depth",
-            "Stochastic depth: drop probability by depth",
-            "regularization",
-            "stochastic_depth",
-            illustrative=True,
-            cost=140,
-            blocks=24,
-            final_drop=0.2,
-        ),
-        _info(
-            "label-smoothing",
-            "Label smoothing targets",
-            "regularization",
-            "label_smoothing",
-            illustrative=False,
-            cost=120,
-            classes=4,
-            eps=0.1,
-        ),
-        _info(
-            "sharp-flat-minima",
-            "Sharp vs flat minima",
-            "regularization",
-            "sharp_flat_minima",
-            illustrative=True,
-            cost=190,
-            shift=0.3,
-        ),
-        _info(
-            "temperature",
-            "Temperature scaling",
-            "classification",
-            "temperature",
-            illustrative=False,
-            cost=110,
-        ),
-        _info(
-            "accuracy-paradox",
-            "Accuracy paradox",
-            "classification",
-            "accuracy_paradox",
-            illustrative=False,
-            cost=60,
-        ),
-        _info(
-            "lstm-forget",
-            "LSTM forget-gate retention",
-            "propagation",
-            "lstm_forget",
-            illustrative=True,
-            cost=120,
-        ),
-        _info(
-            "init-signal",
-            "Initialization and signal propagation",
-            "propagation",
-            "init_signal",
-            illustrative=False,
-            cost=700,
-        ),
-        _info(
-            "critical-batch",
-            "Critical batch size trade-off",
-            "costs",
-            "critical_batch",
-            illustrative=True,
-            cost=200,
-            b_noise=1000,
-        ),
-        _info(
-            "attention-memory",
-            "Attention score memory vs sequence length",
-            "costs",
-            "attention_memory",
-            illustrative=True,
-            cost=180,
-            heads=16,
-        ),
-        _info(
-            "broadcasting-bug",
-            "Broadcasting bug in a regression loss",
-            "debugging",
-            "broadcasting_bug",
-            illustrative=True,
-            cost=140,
-        ),
-        _info(
-            "padding-loss",
-            "Padding-aware loss averaging",
-            "debugging",
-            "padding_loss",
-            illustrative=True,
-            cost=100,
-        ),
-        _info(
-            "finite-difference",
-            "Centered vs forward difference",
-            "debugging",
-            "finite_difference",
-            illustrative=True,
-            cost=150,
-            eps=0.5,
-        ),
-        _info(
-            "truncated-bptt",
-            "Truncated BPTT",
-            "timelines",
-            "truncated_bptt",
-            illustrative=True,
-            cost=130,
-            steps=12,
-            chunk=4,
-        ),
-        _info(
-            "grad-accumulation",
-            "Gradient accumulation timeline",
-            "timelines",
-            "grad_accumulation",
-            illustrative=True,
-            cost=120,
-            micro=4,
-        ),
-        _info(
-            "fgsm-pgd",
-            "FGSM / PGD geometry",
-            "robustness",
-            "fgsm_pgd",
-            illustrative=True,
-            cost=140,
-            eps=0.3,
-            alpha=0.1,
-            steps=5,
-        ),
+def _decorator(node: ast.FunctionDef) -> ast.Call | None:
+    for dec in node.decorator_list:
+        if isinstance(dec, ast.Call):
+            func = dec.func
+            if (isinstance(func, ast.Name) and func.id == "diagram") or (
+                isinstance(func, ast.Attribute) and func.attr == "diagram"
+            ):
+                return dec
+    return None
+
+
+def _literal(node: ast.expr) -> Any:
+    return ast.literal_eval(node)
+
+
+def _read_generator(path: Path, rel: str, node: ast.FunctionDef, call: ast.Call) -> DiagramInfo:
+    """One decorated function as a DiagramInfo; ValueError (with the node) when not literal."""
+    if len(call.args) != 1 or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+        raise _Unreadable(call, '@diagram(...) takes the diagram\'s name as one string, e.g. @diagram("my-plot")')
+    name = call.args[0].value
+    options: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg not in ("title", "illustrative", "cost", "time_limit"):
+            raise _Unreadable(kw.value, f"@diagram: unknown keyword {kw.arg!r}; accepted: title, illustrative, cost, time_limit")
+        try:
+            options[kw.arg] = _literal(kw.value)
+        except ValueError:
+            raise _Unreadable(kw.value, f"@diagram: {kw.arg}= must be a literal value") from None
+    args = node.args
+    if args.vararg or args.kwarg or args.posonlyargs:
+        raise _Unreadable(node, f"generator {name!r}: parameters must be plain names with defaults (no *args, **kwargs, /)")
+    params = [*args.args, *args.kwonlyargs]
+    defaults_nodes = [*([None] * (len(args.args) - len(args.defaults))), *args.defaults, *args.kw_defaults]
+    defaults: dict[str, Any] = {}
+    types: dict[str, str] = {}
+    for arg, default in zip(params, defaults_nodes, strict=True):
+        if default is None:
+            raise _Unreadable(arg, f"generator {name!r}: parameter {arg.arg!r} needs a default value")
+        try:
+            value = _literal(default)
+        except ValueError:
+            raise _Unreadable(default, f"generator {name!r}: parameter {arg.arg!r}: the default must be a literal") from None
+        annotation = arg.annotation
+        kind = annotation.id if isinstance(annotation, ast.Name) else type(value).__name__
+        if kind not in _TYPES:
+            raise _Unreadable(arg, f"generator {name!r}: parameter {arg.arg!r} must be int, float, bool or str, not {kind}")
+        defaults[arg.arg] = value
+        types[arg.arg] = kind
+    return DiagramInfo(
+        name=name,
+        title=str(options.get("title", name)),
+        source=path,
+        function=node.name,
+        defaults=defaults,
+        types=types,
+        illustrative=bool(options.get("illustrative", False)),
+        cost=int(options.get("cost", 100)),
+        time_limit=float(options.get("time_limit", DEFAULT_TIME_LIMIT)),
+        where=Location(rel, node.lineno, node.col_offset + 1),
+    )
+
+
+class _Unreadable(Exception):
+    """A generator that cannot be read statically, at the node that says why."""
+
+    def __init__(self, node: ast.AST, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+def _scan_file(path: Path, rel: str) -> tuple[list[DiagramInfo], list[Problem]]:
+    try:
+        source = path.read_bytes()
+        tree = ast.parse(source, filename=rel)
+    except SyntaxError as exc:
+        where = Location(rel, exc.lineno or 1, exc.offset or 1)
+        return [], [Problem(where, "E285", f"generator file does not parse: {exc.msg}; fix the Python syntax")]
+    except (OSError, ValueError) as exc:
+        return [], [Problem(Location(rel, 1, 1), "E285", f"generator file cannot be read: {exc}")]
+    found: list[DiagramInfo] = []
+    problems = [
+        Problem(
+            Location(rel, node.lineno, node.col_offset + 1),
+            "E286",
+            f"generator file imports {module} at module level; deckbuild makes the figure"
+            " (deckbuild.diagrams.style.figure): import what a generator needs from matplotlib"
+            " inside the function, or under `if TYPE_CHECKING:` for annotations",
+        )
+        for node, module in _module_level_imports(tree.body)
+        if module == "matplotlib" or module.startswith(("matplotlib.", "mpl_toolkits"))
     ]
-}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and (call := _decorator(node)) is not None:
+            try:
+                found.append(_read_generator(path, rel, node, call))
+            except _Unreadable as exc:
+                line, col = getattr(exc.node, "lineno", node.lineno), getattr(exc.node, "col_offset", 0) + 1
+                problems.append(Problem(Location(rel, line, col), "E285", exc.message))
+    return found, problems
+
+
+def _module_level_imports(body: list[ast.stmt]) -> list[tuple[ast.stmt, str]]:
+    """Every import that runs when the module is loaded, with the module it names (inside
+    `if`, `try` and `with` too; not under `if TYPE_CHECKING:`, which never runs)."""
+    found: list[tuple[ast.stmt, str]] = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            found += [(node, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node, node.module))
+        elif isinstance(node, ast.If):
+            test = node.test
+            checking = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+            )
+            found += _module_level_imports(node.orelse if checking else [*node.body, *node.orelse])
+        elif isinstance(node, ast.Try):
+            found += _module_level_imports([*node.body, *node.orelse, *node.finalbody])
+            for handler in node.handlers:
+                found += _module_level_imports(handler.body)
+        elif isinstance(node, ast.With):
+            found += _module_level_imports(node.body)
+    return found
+
+
+def scan(folder: Path, root: Path) -> Registry:
+    """Every generator in folder/*.py (sorted by file), names relative to root."""
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".py" and p.is_file())
+    except OSError:
+        return Registry({})
+    diagrams: dict[str, DiagramInfo] = {}
+    problems: list[Problem] = []
+    for path in files:
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
+        found, file_problems = _scan_file(path.resolve(), rel)
+        problems += file_problems
+        for info in found:
+            if info.name in diagrams:
+                first = diagrams[info.name].where
+                problems.append(
+                    Problem(
+                        info.where,
+                        "E285",
+                        f"generator {info.name!r} is also defined at {first}; give each generator its own name",
+                    )
+                )
+                continue
+            diagrams[info.name] = info
+    return Registry(diagrams, tuple(problems))
+
+
+def _signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    try:
+        with os.scandir(folder) as entries:
+            return tuple(sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in entries if e.name.endswith(".py")))
+    except OSError:
+        return ()
+
+
+def project_registry(root: Path) -> Registry:
+    """The generators of the project at root (its diagrams/ folder), read once per content."""
+    folder = Path(root) / DIAGRAMS_DIR
+    return _scan_cached(folder, Path(root), _signature(folder))
+
+
+@functools.lru_cache(maxsize=8)
+def _scan_cached(folder: Path, root: Path, signature: tuple[tuple[str, int, int], ...]) -> Registry:
+    return scan(folder, root)

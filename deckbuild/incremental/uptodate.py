@@ -7,7 +7,8 @@ date" without importing YAML, Markdown or genanki.  This module must therefore s
 standard library only, no deckbuild stage imported.
 
 What the fingerprint covers (any change means a real build):
-- deck.yaml, every file under cards/, media/ and notetypes/ (names and content hashes),
+- deck.yaml, every file under cards/, media/ and notetypes/ and every generator in
+  diagrams/*.py (names and content hashes),
 - the code that turns them into a package: every source file of the deckbuild package,
   the interpreter version, and the installed genanki/markdown/yaml/chevron modules
   (path, size, mtime: an upgrade changes the HTML or the package),
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild import __version__
-from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE, RETIRED_FILE
+from deckbuild.layout import CACHE_DIR, CARDS_DIR, CONFIG_FILE, DIAGRAMS_DIR, MEDIA_DIR, NOTETYPES_DIR, RECORD_FILE, RETIRED_FILE
 
 STATE_FILE = "build-state.json"
 _DEPENDENCIES = ("genanki", "markdown", "yaml", "chevron", "matplotlib", "numpy")
@@ -190,6 +191,16 @@ def _tree(root: Path, folder: str, files: _Files) -> Iterable[tuple[str, str]]:
     return entries
 
 
+def _generators(root: Path, files: _Files) -> list[tuple[str, str]]:
+    """(relative path, content hash) of the project's diagram generators, diagrams/*.py."""
+    try:
+        with os.scandir(root / DIAGRAMS_DIR) as entries:
+            paths = sorted(Path(e.path) for e in entries if e.name.endswith(".py") and e.is_file())
+    except OSError:
+        return []
+    return [(path.relative_to(root).as_posix(), files.hash(path)) for path in paths]
+
+
 def inputs_fingerprint(root: Path) -> str:
     """Everything a build reads, apart from its own outputs (see the module docstring)."""
     files = _Files(root, _load_state(root).get("files", {}))
@@ -202,6 +213,8 @@ def inputs_fingerprint(root: Path) -> str:
     for folder in (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR):
         for rel, content in _tree(root, folder, files):
             digest.update(f"{rel}\0{content}\n".encode())
+    for rel, content in _generators(root, files):
+        digest.update(f"{rel}\0{content}\n".encode())
     fingerprint = digest.hexdigest()
     _inputs_files[(str(root), fingerprint)] = files.seen
     return fingerprint

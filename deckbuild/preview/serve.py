@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import DeckbuildError
-from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, MEDIA_DIR, NOTETYPES_DIR
+from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, DIAGRAMS_DIR, MEDIA_DIR, NOTETYPES_DIR
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 20.0
 SERVE_PREFIX = "/__deckbuild/"
-WATCHED_DIRS = (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR)  # notetypes/: declared note types, their templates and CSS
+WATCHED_DIRS = (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR, DIAGRAMS_DIR)
+"""notetypes/: declared note types, their templates and CSS; diagrams/: the generators (a saved one is redrawn)."""
 
 LIVERELOAD_JS = """\
 (function () {
@@ -346,7 +347,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
         watcher = threading.Thread(target=_watch, args=(root, out, state, stop, echo, debounce_ms), name="deckbuild-watch")
         watcher.start()
         local = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}/"
-        echo(f"serving {local} (watching deck.yaml, cards/, media/; Ctrl-C stops)")
+        echo(f"serving {local} (watching deck.yaml, cards/, media/, notetypes/, diagrams/; Ctrl-C stops)")
         if host in ("0.0.0.0", ""):
             lan = f"http://{lan_address()}:{bound}/"
             echo(f"on your network: {lan} (scan to open it on a phone):")

@@ -28,6 +28,7 @@ FILES = {
     "deck.yaml": "deck.yaml",
     "cards/examples.yaml": "cards/examples.yaml",
     "media/parabola.png": "media/parabola.png",
+    "diagrams/curves.py": "diagrams/curves.py",
     "gitignore": ".gitignore",
     "README.md": "README.md",
     "release.yml": ".github/workflows/release.yml",

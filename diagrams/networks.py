@@ -6,16 +6,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
     from mpl_toolkits.mplot3d.axes3d import Axes3D
 
 
+@diagram("activations", title="Activation functions and derivatives", cost=240)
 def activations() -> Figure:
     """ReLU, leaky ReLU, sigmoid, tanh and their derivatives on [-5, 5]."""
     x = np.linspace(-5, 5, 1001)
@@ -50,7 +51,8 @@ def activations() -> Figure:
     return fig
 
 
-def vanishing_exploding(layers: int) -> Figure:
+@diagram("vanishing-exploding", title="Vanishing / exploding products", cost=190)
+def vanishing_exploding(layers: int = 20) -> Figure:
     """a product of per-layer factors 0.5 or 1.5 over depth, on a log axis."""
     n = np.arange(layers + 1)
     fig = s.figure(2.9)
@@ -91,6 +93,8 @@ def _cells(
     fills: list[str],
     size: float = 0.9,
 ) -> None:
+    from matplotlib.patches import Rectangle
+
     for x, label, fill in zip(xs, labels, fills, strict=True):
         ax.add_patch(
             Rectangle(
@@ -137,6 +141,7 @@ def _conv_case(ax: Axes, length: int, k: int, p: int, st: int, d: int, title: st
     _bare(ax)
 
 
+@diagram("conv-output-size", title="Convolution output size", cost=200)
 def conv_output_size() -> Figure:
     """1-D sliding windows: which inputs (incl. zero padding) each output reads."""
     fig = s.figure(3.6)
@@ -200,6 +205,7 @@ def _rf_case(ax: Axes, layers: list[tuple[int, int]], title: str) -> int:
     return r
 
 
+@diagram("receptive-field", title="Receptive-field growth", cost=120)
 def receptive_field() -> Figure:
     """two stacked kernel-3 layers; input cells one top unit depends on."""
     fig = s.figure(3.4)
@@ -211,6 +217,7 @@ def receptive_field() -> Figure:
     return fig
 
 
+@diagram("grouped-conv", title="Grouped and depthwise connectivity", cost=100)
 def grouped_conv() -> Figure:
     """which input channels feed each output channel: dense, 4 groups, depthwise."""
     c_in, c_out = 8, 16
@@ -275,6 +282,7 @@ def _cube(ax: Axes3D, shade: np.ndarray, labels: tuple[str, str, str], title: st
     ax.grid(False)
 
 
+@diagram("norm-axes", title="BatchNorm vs LayerNorm vs GroupNorm axes", cost=710)
 def norm_axes() -> Figure:
     """elements normalized together by BatchNorm, LayerNorm, GroupNorm; LN per token."""
     n, c, hw, groups = 4, 6, 5, 2

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Circle, Rectangle
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def batch_stat_noise(small_batch: int, large_batch: int) -> Figure:
+@diagram("batch-stat-noise", title="Batch-statistic noise vs batch size", cost=350)
+def batch_stat_noise(small_batch: int = 4, large_batch: int = 256) -> Figure:
     """per-batch mean estimates spread as 1/sqrt(B): tiny batches give noisy BN stats."""
     rng = np.random.default_rng(s.SEED)
     fig = s.figure(3.5)
@@ -48,8 +53,11 @@ def batch_stat_noise(small_batch: int, large_batch: int) -> Figure:
     return fig
 
 
+@diagram("grad-clipping", title="Gradient clipping by norm vs by value", cost=110)
 def grad_clipping() -> Figure:
     """clip-by-norm keeps the direction; clip-by-value changes it."""
+    from matplotlib.patches import Circle, Rectangle
+
     g = np.array([6.0, 8.0])
     c = 2.0
     by_norm = g * c / np.linalg.norm(g)
@@ -99,8 +107,11 @@ def grad_clipping() -> Figure:
     return fig
 
 
+@diagram("float-formats", title="fp32 / fp16 / bf16: bits and range", cost=140)
 def float_formats() -> Figure:
     """bit layouts of fp32/fp16/bf16 and the magnitudes each can represent."""
+    from matplotlib.patches import Rectangle
+
     f16, f32 = np.finfo(np.float16), np.finfo(np.float32)
     bf16_max = (2 - 2.0**-7) * 2.0**127
     formats = [
@@ -171,7 +182,8 @@ def float_formats() -> Figure:
     return fig
 
 
-def loss_scaling(scale: int) -> Figure:
+@diagram("loss-scaling", title="Why loss scaling works", illustrative=True, cost=310)
+def loss_scaling(scale: int = 128) -> Figure:
     """fp16 flushes tiny gradients to zero; multiplying the loss by S shifts them up."""
     rng = np.random.default_rng(s.SEED)
     log_g = rng.normal(-7, 1, 100_000)

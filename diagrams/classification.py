@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
+@diagram("temperature", title="Temperature scaling", cost=110)
 def temperature() -> Figure:
     """softmax([2, 1]) at T = 0.5, 1, 2: confidence changes, the argmax does not."""
     logits = np.array([2.0, 1.0])
@@ -37,8 +42,11 @@ def temperature() -> Figure:
     return fig
 
 
+@diagram("accuracy-paradox", title="Accuracy paradox", cost=60)
 def accuracy_paradox() -> Figure:
     """an always-negative classifier on 1% positives: 99% accuracy, recall 0."""
+    from matplotlib.patches import Rectangle
+
     cm = np.array([[990, 0], [10, 0]])  # rows: actual neg/pos; cols: predicted neg/pos
     fig = s.figure(3.0)
     ax = fig.subplots()

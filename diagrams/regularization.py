@@ -3,15 +3,20 @@ smoothing, sharp vs flat minima."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
-def cosine_restarts(cycles: int) -> Figure:
+@diagram("cosine-restarts", title="Cosine restarts and snapshot points", illustrative=True, cost=140)
+def cosine_restarts(cycles: int = 5) -> Figure:
     """SGDR cosine cycles; each cycle's end is one snapshot for the ensemble."""
     t0 = 1000
     t = np.arange(cycles * t0 + 1)
@@ -42,6 +47,8 @@ def cosine_restarts(cycles: int) -> Figure:
 
 
 def _grid(ax: Axes, values: np.ndarray, colours: np.ndarray, title: str) -> None:
+    from matplotlib.patches import Rectangle
+
     n = values.shape[0]
     for (i, j), v in np.ndenumerate(values):
         ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, facecolor=colours[i, j], edgecolor=s.INK, lw=0.8))
@@ -53,6 +60,7 @@ def _grid(ax: Axes, values: np.ndarray, colours: np.ndarray, title: str) -> None
     ax.set_title(title, fontsize=8.5)
 
 
+@diagram("inverted-dropout", title="Inverted dropout", illustrative=True, cost=210)
 def inverted_dropout() -> Figure:
     """training keeps each unit with p = 0.5 and doubles survivors; eval is identity."""
     rng = np.random.default_rng(s.SEED)
@@ -74,7 +82,8 @@ def inverted_dropout() -> Figure:
     return fig
 
 
-def stochastic_depth(blocks: int, final_drop: float) -> Figure:
+@diagram("stochastic-depth", title="Stochastic depth: drop probability by depth", illustrative=True, cost=140)
+def stochastic_depth(blocks: int = 24, final_drop: float = 0.2) -> Figure:
     """linear rule p_l = l/L * p_L for the chance a residual block is skipped."""
     layer = np.arange(1, blocks + 1)
     p = layer / blocks * final_drop
@@ -96,7 +105,8 @@ def stochastic_depth(blocks: int, final_drop: float) -> Figure:
     return fig
 
 
-def label_smoothing(classes: int, eps: float) -> Figure:
+@diagram("label-smoothing", title="Label smoothing targets", cost=120)
+def label_smoothing(classes: int = 4, eps: float = 0.1) -> Figure:
     """one-hot target vs smoothed target (1 - eps + eps/K on the true class)."""
     k = np.arange(classes)
     onehot = (k == 0).astype(float)
@@ -136,7 +146,8 @@ def label_smoothing(classes: int, eps: float) -> Figure:
     return fig
 
 
-def sharp_flat_minima(shift: float) -> Figure:
+@diagram("sharp-flat-minima", title="Sharp vs flat minima", illustrative=True, cost=190)
+def sharp_flat_minima(shift: float = 0.3) -> Figure:
     """shifting the loss surface (train -> test) costs a sharp minimum far more."""
     w = np.linspace(-4, 5, 901)
 

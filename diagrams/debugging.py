@@ -3,12 +3,16 @@ differences."""
 
 from __future__ import annotations
 
-import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from typing import TYPE_CHECKING
 
-from . import _style as s
+import numpy as np
+
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def _table(
@@ -20,6 +24,8 @@ def _table(
     fmt: str = "{:g}",
 ) -> None:
     """Draw a small grid of numbered cells with its top-left corner at (x0, y0)."""
+    from matplotlib.patches import Rectangle
+
     for (i, j), v in np.ndenumerate(values):
         ax.add_patch(
             Rectangle(
@@ -35,6 +41,7 @@ def _table(
         ax.text(x0 + j + 0.5, y0 - i - 0.5, text, ha="center", va="center", fontsize=8.5)
 
 
+@diagram("broadcasting-bug", title="Broadcasting bug in a regression loss", illustrative=True, cost=140)
 def broadcasting_bug() -> Figure:
     """pred [4, 1] minus target [4] broadcasts to a [4, 4] residual matrix."""
     pred = np.array([1.0, 2.0, 3.0, 4.0])
@@ -73,6 +80,7 @@ def broadcasting_bug() -> Figure:
     return fig
 
 
+@diagram("padding-loss", title="Padding-aware loss averaging", illustrative=True, cost=100)
 def padding_loss() -> Figure:
     """token mean vs sequence mean over padded batches; DDP ranks with unequal tokens."""
     losses = np.array([[1.0, 3.0, np.nan, np.nan], [1.0, 1.0, 1.0, 1.0]])
@@ -107,7 +115,8 @@ def padding_loss() -> Figure:
     return fig
 
 
-def finite_difference(eps: float) -> Figure:
+@diagram("finite-difference", title="Centered vs forward difference", illustrative=True, cost=150)
+def finite_difference(eps: float = 0.5) -> Figure:
     """f(x) = x^3 at x = 1: forward vs centered secants against the tangent."""
     x = np.linspace(0, 1.8, 400)
     x0 = 1.0

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Rectangle
+from typing import TYPE_CHECKING
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def truncated_bptt(steps: int, chunk: int) -> Figure:
+@diagram("truncated-bptt", title="Truncated BPTT", illustrative=True, cost=130)
+def truncated_bptt(steps: int = 12, chunk: int = 4) -> Figure:
     """hidden state flows through every step; gradients stop at chunk boundaries."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
     fig = s.figure(1.75)
     ax = fig.subplots()
     size = 0.7
@@ -60,8 +66,11 @@ def truncated_bptt(steps: int, chunk: int) -> Figure:
     return fig
 
 
-def grad_accumulation(micro: int) -> Figure:
+@diagram("grad-accumulation", title="Gradient accumulation timeline", illustrative=True, cost=120)
+def grad_accumulation(micro: int = 4) -> Figure:
     """K forward/backward passes add loss/K gradients; then one optimizer step."""
+    from matplotlib.patches import Rectangle
+
     fig = s.figure(2.0)
     ax = fig.subplots()
     t = 0.0

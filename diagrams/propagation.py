@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
+@diagram("lstm-forget", title="LSTM forget-gate retention", illustrative=True, cost=120)
 def lstm_forget() -> Figure:
     """fraction of cell content left after t steps when the forget gate is f: f^t."""
     t = np.arange(101)
@@ -33,6 +39,7 @@ def lstm_forget() -> Figure:
     return fig
 
 
+@diagram("init-signal", title="Initialization and signal propagation", cost=700)
 def init_signal() -> Figure:
     """activation std through 30 ReLU layers (width 256) for three weight scales."""
     rng = np.random.default_rng(s.SEED)

@@ -1,4 +1,7 @@
-"""The shared look of every diagram, and the one place that turns a figure into PNG bytes.
+"""The house style every generator draws with: figure size, fonts, colours, captions.
+
+A project's generators import it (``from deckbuild.diagrams import style``) for figure(),
+note(), reserve_bottom() and the colour names; deckbuild applies STYLE around every call.
 
 Design targets (see docs/diagrams/README.md): 720 px wide (3.6 in at 200 dpi), shown at
 half size on a 360-px phone, so 8 pt (22 px in the PNG, 11 px on the phone) is the smallest
@@ -13,9 +16,7 @@ and no "Software" metadata in the PNG.  Same sources -> same bytes.
 
 from __future__ import annotations
 
-import importlib
-import io
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import matplotlib
 
@@ -25,9 +26,6 @@ import matplotlib.style
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
 from matplotlib.rcsetup import cycler
-
-if TYPE_CHECKING:
-    from deckbuild.diagrams.registry import DiagramInfo
 
 WIDTH_IN = 3.6
 DPI = 200
@@ -89,7 +87,7 @@ STYLE: dict[str, Any] = {
 }
 
 ILLUSTRATIVE_LABEL = "illustrative values"
-_LABEL_STRIP_IN = 0.2
+LABEL_STRIP_IN = 0.2
 
 
 def figure(
@@ -120,7 +118,7 @@ def reserve_bottom(fig: Figure, inches: float) -> None:
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, frac + 0.12))
 
 
-def _check_text_sizes(fig: Figure, name: str) -> None:
+def check_text_sizes(fig: Figure, name: str) -> None:
     """Refuse a figure with text a phone could not read (below MIN_PT)."""
     from matplotlib.text import Text
 
@@ -131,27 +129,3 @@ def _check_text_sizes(fig: Figure, name: str) -> None:
         assert not isinstance(size, str)  # Text keeps its size in points, as a float
         if size < MIN_PT:
             raise ValueError(f"diagram {name!r}: text {text.get_text()!r} is {size} pt, below the {MIN_PT} pt minimum for phones")
-
-
-def render(info: DiagramInfo, params: dict[str, Any]) -> bytes:
-    """Run a generator under the fixed style and return the PNG bytes."""
-    with matplotlib.rc_context():
-        matplotlib.style.use(["default", STYLE])
-        module = importlib.import_module(f"{__package__}.{info.module}")
-        fig: Figure = getattr(module, info.function)(**params)
-        if info.illustrative:
-            reserve_bottom(fig, _LABEL_STRIP_IN)
-            fig.text(
-                0.99,
-                0.008,
-                ILLUSTRATIVE_LABEL,
-                ha="right",
-                va="bottom",
-                fontsize=MIN_PT,
-                color=MUTED,
-                style="italic",
-            )
-        _check_text_sizes(fig, info.name)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return buf.getvalue()

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def critical_batch(b_noise: int) -> Figure:
+@diagram("critical-batch", title="Critical batch size trade-off", illustrative=True, cost=200)
+def critical_batch(b_noise: int = 1000) -> Figure:
     """steps to a target S(B) = S_min (1 + B_noise / B): ~1/B below B_noise, flat above."""
     b = np.geomspace(16, 65536, 300)
     steps = 1 + b_noise / b  # in units of S_min
@@ -31,7 +37,8 @@ def critical_batch(b_noise: int) -> Figure:
     return fig
 
 
-def attention_memory(heads: int) -> Figure:
+@diagram("attention-memory", title="Attention score memory vs sequence length", illustrative=True, cost=180)
+def attention_memory(heads: int = 16) -> Figure:
     """bytes of one fp16 B x H x L x L score tensor (B = 1) grow with L squared."""
     length = np.linspace(0, 8192, 400)
     gib = 2 * heads * length**2 / 2**30

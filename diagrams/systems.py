@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def zero_memory(params_billion: float, gpus: int, k: int) -> Figure:
+@diagram("zero-memory", title="Memory per GPU: DDP vs ZeRO-1/2/3", illustrative=True, cost=190)
+def zero_memory(params_billion: float = 7.5, gpus: int = 64, k: int = 12) -> Figure:
     """per-GPU model-state memory under DDP and ZeRO stages 1-3 (ZeRO-paper accounting)."""
     psi = params_billion  # GB per byte-per-parameter, since 1e9 params x 1 byte = 1 GB
     rows = [
@@ -65,6 +71,7 @@ def zero_memory(params_billion: float, gpus: int, k: int) -> Figure:
     return fig
 
 
+@diagram("chinchilla", title="Chinchilla compute-optimal allocation", cost=260)
 def chinchilla() -> Figure:
     """compute-optimal params and tokens from C = 6NT and T = 20N."""
     c = np.geomspace(1e18, 1e26, 200)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from typing import TYPE_CHECKING
 
-from . import _style as s
+import numpy as np
+
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _warmup_cosine(t: np.ndarray, total: int, warmup: int) -> np.ndarray:
@@ -19,8 +23,11 @@ def _thousands(x: float, _pos: int) -> str:
     return f"{x / 1000:g}k" if x else "0"
 
 
-def warmup_cosine(total: int, warmup: int, accumulation_bug: bool) -> Figure:
+@diagram("warmup-cosine", title="Linear warmup + cosine decay", illustrative=True, cost=120)
+def warmup_cosine(total: int = 10000, warmup: int = 1000, accumulation_bug: bool = False) -> Figure:
     """warmup + cosine (and a linear-decay variant); optionally the 4x-accumulation bug."""
+    from matplotlib.ticker import FuncFormatter
+
     fig = s.figure(4.6 if accumulation_bug else 2.7)
     axes = fig.subplots(2 if accumulation_bug else 1, 1, squeeze=False)[:, 0]
     t = np.linspace(0, total, 2001)
@@ -68,7 +75,8 @@ def warmup_cosine(total: int, warmup: int, accumulation_bug: bool) -> Figure:
     return fig
 
 
-def one_cycle(pct_start: float, div: float) -> Figure:
+@diagram("one-cycle", title="One-cycle policy: LR and momentum", illustrative=True, cost=160)
+def one_cycle(pct_start: float = 0.3, div: float = 25.0) -> Figure:
     """one-cycle LR (up then down, linear) with momentum mirrored."""
     fig = s.figure(3.6)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
@@ -102,6 +110,7 @@ def _range_loss(u: np.ndarray) -> np.ndarray:
     return 2.3 - 1.6 / (1 + np.exp(-2.5 * (u + 2.5))) + 0.05 * np.exp(4 * (u + 0.5))
 
 
+@diagram("lr-range-test", title="LR range test", illustrative=True, cost=200)
 def lr_range_test() -> Figure:
     """loss while the LR grows exponentially; steepest slope, divergence, the pick."""
     fig = s.figure(2.9)
@@ -140,6 +149,7 @@ def lr_range_test() -> Figure:
     return fig
 
 
+@diagram("lr-too-small-large", title="Learning rate too small / right / too large", illustrative=True, cost=290)
 def lr_too_small_large() -> Figure:
     """gradient descent on (w-4)^2 from w=1 for four step sizes."""
     fig = s.figure(3.9)
@@ -168,7 +178,8 @@ def lr_too_small_large() -> Figure:
     return fig
 
 
-def lr_batch_scaling(base_lr: float, base_batch: int) -> Figure:
+@diagram("lr-batch-scaling", title="LR vs batch size: linear and sqrt rules", cost=190)
+def lr_batch_scaling(base_lr: float = 0.1, base_batch: int = 256) -> Figure:
     """linear vs square-root LR scaling from a base (LR, batch) pair."""
     fig = s.figure(2.9)
     ax = fig.subplots()

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def fgsm_pgd(eps: float, alpha: float, steps: int) -> Figure:
+@diagram("fgsm-pgd", title="FGSM / PGD geometry", illustrative=True, cost=140)
+def fgsm_pgd(eps: float = 0.3, alpha: float = 0.1, steps: int = 5) -> Figure:
     """a linear classifier, the eps-box around x, one FGSM step and projected PGD."""
+    from matplotlib.patches import Rectangle
+
     w = np.array([1.0, 2.0])
     x = np.array([0.2, -0.3])
     # The loss grows along +w (toward the boundary w.x = 0), so ascend sign(w).

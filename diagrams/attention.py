@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
+@diagram("attention-masks", title="Attention masks", cost=220)
 def attention_masks() -> Figure:
     """causal, key-padding, combined masks, and a fully masked row (softmax undefined)."""
+    from matplotlib.colors import ListedColormap
+
     L = 6
     causal = np.tril(np.ones((L, L), bool))
     keep_right = np.arange(L) < 4  # last two keys are padding
@@ -57,6 +64,7 @@ def attention_masks() -> Figure:
     return fig
 
 
+@diagram("attention-scaling", title="Why divide by sqrt(d_k)", cost=1080)
 def attention_scaling() -> Figure:
     """q.k grows like sqrt(d_k); unscaled softmax saturates, scaled stays soft."""
     rng = np.random.default_rng(s.SEED)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from matplotlib.figure import Figure
 
-from . import _style as s
+from deckbuild.diagrams import style as s
+from deckbuild.diagrams.api import diagram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
-def double_descent(n_train: int, seeds: int) -> Figure:
+@diagram("double-descent", title="Deep double descent (computed)", illustrative=True, cost=1500)
+def double_descent(n_train: int = 40, seeds: int = 10) -> Figure:
     """min-norm least squares on random ReLU features; test error peaks at p = n."""
     d, n_test, noise, p_max = 10, 1000, 0.3, 200
     ps = np.arange(1, p_max + 1)
@@ -68,6 +74,7 @@ def double_descent(n_train: int, seeds: int) -> Figure:
     return fig
 
 
+@diagram("grokking", title="Grokking (schematic)", illustrative=True, cost=230)
 def grokking() -> Figure:
     """train accuracy saturates early; validation jumps long after (schematic)."""
     fig = s.figure(2.8)
@@ -96,6 +103,7 @@ def grokking() -> Figure:
     return fig
 
 
+@diagram("weight-ema", title="EMA of weights smooths the trajectory", illustrative=True, cost=170)
 def weight_ema() -> Figure:
     """a noisy weight trajectory, its EMAs (alpha 0.99, 0.999) and an SWA average."""
     rng = np.random.default_rng(s.SEED)
@@ -128,7 +136,8 @@ def weight_ema() -> Figure:
     return fig
 
 
-def early_stopping(patience: int) -> Figure:
+@diagram("early-stopping", title="Early stopping with patience", illustrative=True, cost=160)
+def early_stopping(patience: int = 10) -> Figure:
     """train loss falls, validation loss turns up; keep the best, stop after patience."""
     e = np.arange(61)
     train = np.exp(-e / 15) + 0.05
@@ -160,6 +169,7 @@ def early_stopping(patience: int) -> Figure:
     return fig
 
 
+@diagram("train-above-val", title="Why training loss can sit above validation loss", illustrative=True, cost=160)
 def train_above_val() -> Figure:
     """the logged train loss averages a falling curve (and has dropout on): it lags."""
     rng = np.random.default_rng(s.SEED)
