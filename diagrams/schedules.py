@@ -184,7 +184,7 @@ def lr_batch_scaling(base_lr: float = 0.1, base_batch: int = 256) -> Figure:
     fig = s.figure(2.9)
     ax = fig.subplots()
     b = np.geomspace(32, 65536, 200)
-    ax.axvspan(32768, 65536, color=s.SHADE, lw=0)
+    ax.axvspan(8192, 65536, color=s.SHADE, lw=0)
     ax.axvline(8192, color=s.MUTED, ls=":", lw=1)
     ax.set_ylim(base_lr * 0.1, base_lr * 400)
     ax.text(
@@ -195,7 +195,7 @@ def lr_batch_scaling(base_lr: float = 0.1, base_batch: int = 256) -> Figure:
         fontsize=8,
         color=s.MUTED,
     )
-    ax.text(46000, base_lr * 0.13, ">32k:\nLARS/\nLAMB", ha="center", fontsize=8)
+    ax.text(23000, base_lr * 0.13, "past ~8k:\nLARS/LAMB,\nto 32k+", ha="center", fontsize=8)
     ax.plot(b, base_lr * b / base_batch, color=s.BLUE, label="linear: LR ∝ B")
     ax.plot(b, base_lr * np.sqrt(b / base_batch), color=s.ORANGE, label="sqrt: LR ∝ √B")
     ax.plot([base_batch], [base_lr], "o", color=s.INK, ms=5)
