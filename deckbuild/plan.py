@@ -219,6 +219,7 @@ def _plan(
     rendered = _render(config, cards, figures, declared, cache)
     cache.commit()
     clock = record_stage.Clock()
+    before, last_release = record, previous
     # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
     decision = None
     if goal == "release" and variant is None:
@@ -309,6 +310,8 @@ def _plan(
         figures=figures,
         notes=tuple(stamped),
         record=new_record,
+        before=before,
+        last_release=last_release,
         release=decision,
         outputs=tuple(outputs),
         summary=summary,

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from deckbuild.release.decision import ReleaseDecision
     from deckbuild.release.record import Record
     from deckbuild.release.variants import VariantDecision
+    from deckbuild.release.versioning import Snapshot
 
 Goal = Literal["check", "build", "release", "import"]
 
@@ -74,6 +75,10 @@ class Plan:
     figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
     notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
     record: Record | None = None  # the build record as this plan leaves it
+    # What was last built, as the plan read it (changeset.py compares the plan with these):
+    # the build record before this plan, and the last release's snapshot.
+    before: Record | None = None
+    last_release: Snapshot | None = None
     release: ReleaseDecision | None = None
     imported: ImportReport | None = None
     outputs: tuple[Output, ...] = ()  # in the order apply renames them into place (crash-safe)
