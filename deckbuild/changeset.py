@@ -12,13 +12,14 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from deckbuild.model import RETIRED_TAG, RenderedNote
 from deckbuild.plan_result import Plan
-from deckbuild.release.identity import MEDIA_KEY
-from deckbuild.release.record import Record, Stamp
-from deckbuild.release.versioning import PublishedNote, Snapshot
+
+if TYPE_CHECKING:  # types only: an up-to-date build prints its line without loading the release stages
+    from deckbuild.release.record import Record, Stamp
+    from deckbuild.release.versioning import PublishedNote, Snapshot
 
 NoteKind = Literal["added", "changed", "retired", "renamed"]
 
@@ -86,6 +87,8 @@ def baseline(record: Record | None, snapshot: Snapshot | None) -> Baseline:
     reported dropped again on every build)."""
     if record is None:
         return Baseline()
+    from deckbuild.release.identity import MEDIA_KEY
+
     known = {}
     if snapshot is not None:
         known = {k: n for k, n in snapshot.notes.items() if (s := record.notes.get(k)) is not None and s.hash == n.hash}

@@ -51,13 +51,12 @@ class Facets:
 
 @dataclass(frozen=True)
 class Summary:
-    """The line a build prints: the package, its notes, cards and media, and how many notes changed."""
+    """The line a build prints: the package, its notes, cards and media (what changed is the changeset's)."""
 
     package: Path
     notes: int
     cards: int
     media: int
-    changed_notes: int = 0
 
 
 @dataclass(frozen=True)

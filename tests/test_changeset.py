@@ -11,7 +11,7 @@ from conftest import write_tree
 
 from deckbuild.apkg.notetypes import NOTETYPES
 from deckbuild.apply import apply
-from deckbuild.changeset import Baseline, NoteChange, baseline, changes, changeset
+from deckbuild.changeset import Baseline, Changeset, NoteChange, baseline, changes, changeset
 from deckbuild.model import RETIRED_TAG, MediaFile, RenderedNote, StampedNote, content_hash
 from deckbuild.plan import plan
 from deckbuild.plan_result import Output, Plan
@@ -158,3 +158,15 @@ def test_the_pipeline_changeset_of_a_removed_card(project: Path) -> None:
     cards = project / "cards" / "a.yaml"
     cards.write_text(cards.read_text().split("- id: c2")[0])
     assert changeset(plan(project, "build")).leaving == ("c2",)
+
+
+def test_the_build_line_counts_the_changesets_notes() -> None:
+    from deckbuild.commands import changed_since_last_build
+
+    hand_made = Changeset(
+        (NoteChange("a", "added"), NoteChange("b", "changed", ("Answer",)), NoteChange("c", "renamed", previous="z")),
+        leaving=("gone",),  # not shipped by a build: a release retires it
+        media_added=("x.png",),
+    )
+    assert changed_since_last_build(hand_made) == "3 notes changed"
+    assert changed_since_last_build(Changeset()) == "0 notes changed"
