@@ -1,27 +1,46 @@
-"""What changed: a Plan compared with what was last built, as one frozen Changeset.
+"""What changed: the notes, media and note types a deck ships now, compared with a baseline.
 
-The plan says what the package *is*; the changeset says what is new in it.  It is computed
-by one pure function from the plan and a Baseline (the build record the plan read and the
-last release's snapshot), so every command that reports a difference (the build line, a
-release, push, status, the preview) reads the same answer instead of working it out again.
+The plan says what the package *is*; the changeset says what is new in it.  One pure function
+computes it, from the notes now and a Baseline (what the build record remembers of the last
+build, or what the last release shipped), so every command that reports a difference reads
+the same answer: the build line, the release's bump and changelog.  It imports nothing but
+the data model, so the release stage inside the plan can decide its version from it
+(plan_result.py builds a plan's baseline from the record and the release the plan read).
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from deckbuild.model import RETIRED_TAG, RenderedNote
-from deckbuild.plan_result import Plan
 
-if TYPE_CHECKING:  # types only: an up-to-date build prints its line without loading the release stages
-    from deckbuild.release.record import Record, Stamp
-    from deckbuild.release.versioning import PublishedNote, Snapshot
+NoteKind = Literal["added", "changed", "retired", "renamed", "restored", "still_retired"]
+"""added: a new id; changed: other fields or tags; retired: now shipped retired; renamed: a new
+id that keeps an old note (same GUID, or the card's previous_ids); restored: a note the
+baseline shipped retired is live again; still_retired: a note the baseline shipped retired
+ships retired with other content (its notice reworded)."""
 
-NoteKind = Literal["added", "changed", "retired", "renamed"]
+
+class OldNote(Protocol):
+    """What a baseline knows of a note it shipped (a release's PublishedNote is one)."""
+
+    @property
+    def card_id(self) -> str: ...
+    @property
+    def guid(self) -> str: ...
+    @property
+    def notetype(self) -> str: ...
+    @property
+    def fields(self) -> tuple[str, ...]: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def deck(self) -> str: ...
+    @property
+    def retired(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -40,20 +59,20 @@ class NoteChange:
 
 @dataclass(frozen=True)
 class Changeset:
-    """Every difference between a plan and its baseline; empty when nothing changed."""
+    """Every difference between what ships now and the baseline; empty when nothing changed."""
 
     notes: tuple[NoteChange, ...] = ()  # sorted by card id
-    # Notes the baseline shipped live that the sources no longer have (a release retires them).
+    # Notes the baseline shipped live that ship no more (a release retires them).
     leaving: tuple[str, ...] = ()
-    moved: tuple[tuple[str, str, str], ...] = ()  # (card id, subdeck before, subdeck now)
+    moved: tuple[tuple[str, str, str], ...] = ()  # (card id, subdeck before, subdeck now), by card id
     media_added: tuple[str, ...] = ()
     media_replaced: tuple[str, ...] = ()
     media_dropped: tuple[str, ...] = ()
     notetypes: tuple[str, ...] = ()  # note types whose fields, templates or CSS changed
     files: tuple[Path, ...] = ()  # the files whose bytes the plan would change, in write order
 
-    def of_kind(self, kind: NoteKind) -> tuple[NoteChange, ...]:
-        return tuple(n for n in self.notes if n.kind == kind)
+    def of_kind(self, *kinds: NoteKind) -> tuple[NoteChange, ...]:
+        return tuple(n for n in self.notes if n.kind in kinds)
 
     @property
     def empty(self) -> bool:
@@ -70,100 +89,68 @@ class Changeset:
 
 @dataclass(frozen=True)
 class Baseline:
-    """What was last built: each note's stamp, the old content where known, note types, media."""
+    """What was last shipped: each note's content hash, the old content where known, note types, media."""
 
-    stamps: Mapping[str, Stamp] = field(default_factory=dict)
-    notes: Mapping[str, PublishedNote] = field(default_factory=dict)  # old fields, tags and deck, where known
-    notetypes: Mapping[str, str] = field(default_factory=dict)  # key -> content hash
-    media: Mapping[str, str] = field(default_factory=dict)  # hand-made images: name -> sha256
-
-
-def baseline(record: Record | None, snapshot: Snapshot | None) -> Baseline:
-    """The last build as the record tells it, with the old content of every note the last
-    release shipped unchanged since (a note's hash fixes its fields, so the snapshot's are its).
-
-    The record remembers every image that ever shipped; an image counts as shipped last time
-    when the last release carried it or it is still in use (so a long-dropped one is not
-    reported dropped again on every build)."""
-    if record is None:
-        return Baseline()
-    from deckbuild.release.identity import MEDIA_KEY
-
-    known = {}
-    if snapshot is not None:
-        known = {k: n for k, n in snapshot.notes.items() if (s := record.notes.get(k)) is not None and s.hash == n.hash}
-    table = record.extra.get(MEDIA_KEY) or {}
-    media = {
-        str(v["name"]): str(v["hash"])
-        for v in (table.values() if isinstance(table, Mapping) else ())
-        if isinstance(v, Mapping) and "name" in v and "hash" in v
-    }
-    if snapshot is not None:
-        media = {k: v for k, v in media.items() if k in snapshot.media}
-    return Baseline(record.notes, known, {k: s.hash for k, s in record.notetypes.items()}, media)
+    hashes: Mapping[str, str] = field(default_factory=dict)  # card id -> content hash
+    guids: Mapping[str, str] = field(default_factory=dict)  # GUID -> card id (a renamed card keeps its GUID)
+    notes: Mapping[str, OldNote] = field(default_factory=dict)  # old fields, tags and deck, where known
+    notetypes: Mapping[str, object] = field(default_factory=dict)  # key -> its hash or schema
+    media: Mapping[str, str] = field(default_factory=dict)  # name -> sha256 ("" if unknown)
 
 
-def changes(plan: Plan, base: Baseline) -> Changeset:
-    """What `plan` ships that `base` did not, or ships differently: pure, reads no file."""
-    current = {s.note.card_id: s.note for s in plan.notes}
-    notes: list[NoteChange] = []
-    for card_id in sorted(current):
-        note = current[card_id]
-        entry = _note_change(note, base, plan)
-        if entry is not None:
-            notes.append(entry)
-    claimed = {p for n in current.values() for p in n.previous_ids}
-    guids = {n.guid for n in current.values()}
-    leaving = tuple(
-        k
-        for k, n in sorted(base.notes.items())
-        if not n.retired and k not in current and k not in claimed and n.guid not in guids
-    )
+def changes(
+    base: Baseline,
+    notes: Sequence[RenderedNote],
+    *,
+    field_names: Mapping[str, Sequence[str]],
+    notetypes: Mapping[str, object] | None = None,
+    media: Mapping[str, str] | None = None,
+    files: Iterable[Path] = (),
+) -> Changeset:
+    """What `notes` (and the note types and media now, in the baseline's terms) ship that
+    `base` did not, or ship differently: pure, reads no file.  `field_names`: each note type's
+    field names; a note type or a media file is compared only where both sides know it."""
+    current = {n.card_id: n for n in notes}
+    found = [c for k in sorted(current) if (c := _note_change(current[k], base, field_names)) is not None]
+    claimed = {p for n in current.values() for p in n.previous_ids} | {c.previous for c in found}
+    leaving = tuple(k for k, n in sorted(base.notes.items()) if not n.retired and k not in current and k not in claimed)
     by_guid = {n.guid: n for n in base.notes.values() if not n.retired}
     moved = tuple(
         (k, old.deck, n.deck)
         for k, n in sorted(current.items())
         if (old := by_guid.get(n.guid)) is not None and old.deck != n.deck and RETIRED_TAG not in n.tags
     )
-    media_now = _media(plan)
-    added = tuple(sorted(m for m in media_now if m not in base.media))
-    replaced = tuple(sorted(m for m, h in media_now.items() if m in base.media and base.media[m] != h))
-    dropped = tuple(sorted(m for m in base.media if m not in media_now))
-    notetypes = tuple(
-        sorted(k for k, nt in plan.notetypes.items() if k in base.notetypes and base.notetypes[k] != nt.content_hash())
+    now = media or {}
+    known = [m for m in now if m in base.media]
+    return Changeset(
+        tuple(found),
+        leaving,
+        moved,
+        tuple(sorted(m for m in now if m not in base.media)),
+        tuple(sorted(m for m in known if base.media[m] and now[m] and base.media[m] != now[m])),
+        tuple(sorted(m for m in base.media if media is not None and m not in now)),
+        tuple(sorted(k for k, v in (notetypes or {}).items() if k in base.notetypes and base.notetypes[k] != v)),
+        tuple(files),
     )
-    files = tuple(o.path for o in plan.outputs if o.base is None or o.base != hashlib.sha256(o.data).hexdigest())
-    return Changeset(tuple(notes), leaving, moved, added, replaced, dropped, notetypes, files)
 
 
-def changeset(plan: Plan) -> Changeset:
-    """The changeset of a plan against the build record and release the plan itself read."""
-    return changes(plan, baseline(plan.before, plan.last_release))
-
-
-def _note_change(note: RenderedNote, base: Baseline, plan: Plan) -> NoteChange | None:
-    old = base.stamps.get(note.card_id)
+def _note_change(note: RenderedNote, base: Baseline, field_names: Mapping[str, Sequence[str]]) -> NoteChange | None:
     media = tuple(sorted(set(note.media)))
-    if old is None:
-        previous = next((p for p in note.previous_ids if p in base.stamps), "")
+    old_hash = base.hashes.get(note.card_id)
+    if old_hash is None:
+        previous = next((p for p in note.previous_ids if p in base.hashes), "")
+        if not previous and base.guids.get(note.guid, note.card_id) != note.card_id:
+            previous = base.guids[note.guid]
         return NoteChange(note.card_id, "renamed" if previous else "added", media=media, previous=previous)
-    if old.hash == note.content_hash:
+    if old_hash == note.content_hash:
         return None
-    kind: NoteKind = "retired" if RETIRED_TAG in note.tags else "changed"
     known = base.notes.get(note.card_id)
+    kind: NoteKind = "retired" if RETIRED_TAG in note.tags else "changed"
+    if known is not None and known.retired:
+        kind = "still_retired" if kind == "retired" else "restored"
     if known is None or known.notetype != note.notetype:
         return NoteChange(note.card_id, kind, media=media)
-    notetype = plan.notetypes.get(note.notetype)
-    names = notetype.fields if notetype is not None else tuple(str(i) for i in range(len(note.fields)))
-    fields = tuple(
-        name
-        for i, name in enumerate(names)
-        if (known.fields[i] if i < len(known.fields) else None) != (note.fields[i] if i < len(note.fields) else None)
-    )
-    return NoteChange(note.card_id, kind, fields, set(known.tags) != set(note.tags), media)
-
-
-def _media(plan: Plan) -> dict[str, str]:
-    """The hand-made images the plan ships: name -> sha256 (drawn diagrams are named by their
-    content, so a redrawn one is a note's new media, not a replaced file)."""
-    return {m.name: m.hash for m, _ill in plan.figures.values() if m.source}
+    names = field_names.get(note.notetype) or tuple(str(i) for i in range(len(note.fields)))
+    old, new = dict(enumerate(known.fields)), dict(enumerate(note.fields))
+    changed = tuple(name for i, name in enumerate(names) if old.get(i) != new.get(i))
+    return NoteChange(note.card_id, kind, changed, set(known.tags) != set(note.tags), media)

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply, settle
-from deckbuild.changeset import Changeset, changeset
+from deckbuild.changeset import Changeset
 from deckbuild.errors import DeckbuildError, Problem
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
 from deckbuild.plan import plan
-from deckbuild.plan_result import Plan, Summary
+from deckbuild.plan_result import Plan, Summary, changeset
 
 if TYPE_CHECKING:
     from deckbuild.collection.push import PushReport

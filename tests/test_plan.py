@@ -8,9 +8,9 @@ import pytest
 from conftest import write_tree
 
 from deckbuild.apply import apply
-from deckbuild.changeset import changeset
 from deckbuild.errors import BuildBusy
 from deckbuild.plan import plan
+from deckbuild.plan_result import changeset
 
 
 def _files(root: Path) -> dict[str, bytes]:
