@@ -92,7 +92,7 @@ def build(
             report(warnings)
             click.echo(f"{len(warnings)} warning(s)", err=True)
         state = "wrote" if result.written else "up to date:"
-        changed = "nothing changed" if result.plan.up_to_date else f"{result.changed_notes} notes changed"
+        changed = result.changed_line
         click.echo(
             f"{state} {relative(result.path)}: {result.notes} notes, {result.cards} cards, {result.media} media files"
             f" ({changed} since the last build)"

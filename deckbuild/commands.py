@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -11,11 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply, settle
+from deckbuild.changeset import Changeset
 from deckbuild.errors import DeckbuildError, Problem
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
 from deckbuild.plan import plan
-from deckbuild.plan_result import Plan, Summary
+from deckbuild.plan_result import Plan, Summary, changeset
 
 if TYPE_CHECKING:
     from deckbuild.collection.push import PushReport
@@ -52,14 +54,29 @@ class Built:
     def media(self) -> int:
         return self.summary.media
 
+    @functools.cached_property
+    def changes(self) -> Changeset:
+        """What this build ships that the last one did not, or ships differently."""
+        return changeset(self.plan)
+
     @property
     def changed_notes(self) -> int:
-        return self.summary.changed_notes
+        return len(self.changes.notes)
+
+    @property
+    def changed_line(self) -> str:
+        """The build line's account of what changed since the last build."""
+        return "nothing changed" if self.plan.up_to_date else changed_since_last_build(self.changes)
 
     @property
     def variants(self) -> tuple[tuple[Path, int], ...]:
         """The variants' packages it wrote (deck.yaml's `variants:`), with their note counts."""
         return self.plan.variants
+
+
+def changed_since_last_build(changes: Changeset) -> str:
+    """The build line's "N notes changed": every note added, changed, renamed or newly shipped retired."""
+    return f"{len(changes.notes)} notes changed"
 
 
 def check(root: Path, *, allow_identity_change: bool = False) -> list[Problem]:

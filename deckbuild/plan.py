@@ -219,6 +219,7 @@ def _plan(
     rendered = _render(config, cards, figures, declared, cache)
     cache.commit()
     clock = record_stage.Clock()
+    before, last_release = record, previous
     # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
     decision = None
     if goal == "release" and variant is None:
@@ -266,7 +267,7 @@ def _plan(
         source = dataclasses.replace(source, config=config)
         record = dataclasses.replace(record, extra=variant_decision.extra)
     # Stage 10: stamp each note with its mod from the record; the clock is read only for changes.
-    stamped, notetype_mods, new_record, changed = _stamp(config, rendered + retired, figures, notetypes, record, clock)
+    stamped, notetype_mods, new_record = _stamp(config, rendered + retired, figures, notetypes, record, clock)
     # Stage 11: the package, in memory, with every file its notes and note types name.
     out = package_path(root, config)
     media_files = _media(root, figures, rendered + retired, declared)
@@ -294,10 +295,10 @@ def _plan(
     outputs += [Output(v.path, v.data, config.output) for v in variant_packages]
     media_count = len(media_files)
     if variant is None:
-        summary = Summary(out, len(stamped), counts["cards"], media_count, changed)  # cards: the package's card rows
+        summary = Summary(out, len(stamped), counts["cards"], media_count)  # cards: the package's card rows
     else:  # the one variant is what this build or release wrote
         one = variant_packages[0]
-        summary = Summary(one.path, one.notes, one.cards, one.media, changed)
+        summary = Summary(one.path, one.notes, one.cards, one.media)
     return Plan(
         root,
         goal,
@@ -309,6 +310,8 @@ def _plan(
         figures=figures,
         notes=tuple(stamped),
         record=new_record,
+        before=before,
+        last_release=last_release,
         release=decision,
         outputs=tuple(outputs),
         summary=summary,
@@ -412,8 +415,8 @@ def _stamp(
     notetypes: Mapping[str, NoteType],
     record: Record,
     clock: Clock,
-) -> tuple[list[StampedNote], dict[str, int], Record, int]:
-    """Stamped notes, note type mods, the new record, and how many notes changed since the old one."""
+) -> tuple[list[StampedNote], dict[str, int], Record]:
+    """Stamped notes, note type mods and the new record (what changed since the old one is the changeset's)."""
     from deckbuild import variants
     from deckbuild.release import identity
     from deckbuild.release.record import stamp_notes
@@ -422,9 +425,7 @@ def _stamp(
     stamped, notetype_mods, new_record = stamp_notes(notes, hashes, record, clock)
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
     new_record = variants.remember(new_record, config)  # the variants' deck names
-    before, after = record.notes, new_record.notes
-    changed = sum(1 for s in stamped if (old := before.get(s.note.card_id)) is not (new := after[s.note.card_id]) and old != new)
-    return stamped, notetype_mods, new_record, changed
+    return stamped, notetype_mods, new_record
 
 
 def _package(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from deckbuild.changeset import Baseline, Changeset, changes
 from deckbuild.errors import Location, Problem
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from deckbuild.release.decision import ReleaseDecision
     from deckbuild.release.record import Record
     from deckbuild.release.variants import VariantDecision
+    from deckbuild.release.versioning import Snapshot
 
 Goal = Literal["check", "build", "release", "import"]
 
@@ -50,13 +52,12 @@ class Facets:
 
 @dataclass(frozen=True)
 class Summary:
-    """The line a build prints: the package, its notes, cards and media, and how many notes changed."""
+    """The line a build prints: the package, its notes, cards and media (what changed is the changeset's)."""
 
     package: Path
     notes: int
     cards: int
     media: int
-    changed_notes: int = 0
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,10 @@ class Plan:
     figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
     notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
     record: Record | None = None  # the build record as this plan leaves it
+    # What was last built, as the plan read it (changeset.py compares the plan with these):
+    # the build record before this plan, and the last release's snapshot.
+    before: Record | None = None
+    last_release: Snapshot | None = None
     release: ReleaseDecision | None = None
     imported: ImportReport | None = None
     outputs: tuple[Output, ...] = ()  # in the order apply renames them into place (crash-safe)
@@ -99,6 +104,54 @@ class Plan:
         if self.config is None:
             return None
         return package_path(self.root, self.config)
+
+
+def changeset(plan: Plan) -> Changeset:
+    """What `plan` ships that the last build did not, or ships differently: its notes against the
+    build record and the last release it read, its hand-made images, note types and outputs."""
+    base = build_baseline(plan.before, plan.last_release)
+    images = {m.name: m.hash for m, _ill in plan.figures.values() if m.source}  # a drawn diagram is named by its content
+    return changes(
+        base,
+        [s.note for s in plan.notes],
+        field_names={k: nt.fields for k, nt in plan.notetypes.items()},
+        notetypes={k: nt.content_hash() for k, nt in plan.notetypes.items()},
+        media=images,
+        files=(o.path for o in plan.outputs if o.base is None or o.base != _sha256(o.data)),
+    )
+
+
+def build_baseline(record: Record | None, snapshot: Snapshot | None) -> Baseline:
+    """The last build as the record tells it, with the old content of every note the last
+    release shipped unchanged since (a note's hash fixes its fields, so the snapshot's are its).
+
+    The record remembers every image that ever shipped; one counts as shipped last time when
+    the last release carried it (so a long-dropped one is not reported dropped on every build)."""
+    if record is None:
+        return Baseline()
+    from deckbuild.release.identity import MEDIA_KEY
+
+    known = {}
+    if snapshot is not None:
+        known = {k: n for k, n in snapshot.notes.items() if (s := record.notes.get(k)) is not None and s.hash == n.hash}
+    table = record.extra.get(MEDIA_KEY) or {}
+    entries = table.values() if isinstance(table, Mapping) else ()
+    media = {str(v["name"]): str(v["hash"]) for v in entries if isinstance(v, Mapping) and "name" in v and "hash" in v}
+    if snapshot is not None:
+        media = {k: v for k, v in media.items() if k in snapshot.media}
+    return Baseline(
+        {k: s.hash for k, s in record.notes.items()},
+        {s.guid: k for k, s in record.notes.items() if s.guid},
+        known,
+        {k: s.hash for k, s in record.notetypes.items()},
+        media,
+    )
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def package_path(root: Path, config: DeckConfig) -> Path:

@@ -10,6 +10,7 @@ from conftest import write_tree
 from deckbuild.apply import apply
 from deckbuild.errors import BuildBusy
 from deckbuild.plan import plan
+from deckbuild.plan_result import changeset
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -83,7 +84,7 @@ def test_up_to_date_is_decided_by_the_plan(project: Path) -> None:
     assert again.package == project / "dist" / "plan-1.0.0.apkg"
     (project / "cards" / "a.yaml").write_text((project / "cards" / "a.yaml").read_text().replace("One.", "One!"))
     edited = plan(project, "build", force=False)
-    assert not edited.up_to_date and edited.summary is not None and edited.summary.changed_notes == 1
+    assert not edited.up_to_date and [n.card_id for n in changeset(edited).notes] == ["c1"]
 
 
 def test_apply_refuses_a_record_changed_since_the_plan(project: Path) -> None:

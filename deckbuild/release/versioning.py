@@ -9,6 +9,7 @@ once per release; rebuilding a recorded release gives the same bytes on any day.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deckbuild.changeset import Baseline, Changeset, changes
 from deckbuild.errors import LocatedError, Location
 from deckbuild.layout import CHANGELOG, RELEASES_DIR
 from deckbuild.model import RETIRED_TAG, RenderedNote
@@ -160,7 +162,7 @@ def retire(note: PublishedNote, version: str, notice_index: int | None) -> Publi
 
 @dataclass(frozen=True)
 class Changes:
-    """What changed between the last release and now."""
+    """What changed between the last release and now: the changeset, and its notes as they ship."""
 
     added: tuple[PublishedNote, ...]
     changed: tuple[PublishedNote, ...]
@@ -177,15 +179,10 @@ class Changes:
     # (note, subdeck before, subdeck now) for notes the sources put in another deck: a plain
     # import leaves learners' existing cards where they are ("" = the deck itself).
     moved: tuple[tuple[PublishedNote, str, str], ...] = ()
+    changeset: Changeset = Changeset()  # what the lists above are read from
 
     def needed_bump(self) -> str | None:
-        if self.retired or self.schema_changed or self.breaking:
-            return "major"
-        if self.added:
-            return "minor"
-        if self.changed or self.renamed or self.notices or self.moved:
-            return "patch"
-        return None
+        return release_bump(self.changeset, breaking=bool(self.breaking), notice=bool(self.notices))
 
     def summary(self) -> str:
         renamed = f", {len(self.renamed)} renamed" if self.renamed else ""
@@ -193,35 +190,61 @@ class Changes:
         return f"{len(self.added)} added, {len(self.changed)} changed{renamed}{moved}, {len(self.retired)} retired"
 
 
+def release_bump(changeset: Changeset, *, breaking: bool = False, notice: bool = False) -> str | None:
+    """The part a release must bump for `changeset` (None: nothing to release).
+
+    major where notes retire or a note type changes (or the deck's identity breaks), minor
+    where notes are added, patch for edits, renames, moves (and a notice learners must read)."""
+    if changeset.leaving or changeset.of_kind("retired") or changeset.notetypes or breaking:
+        return "major"
+    if changeset.of_kind("added"):
+        return "minor"
+    if changeset.of_kind("changed", "renamed") or changeset.moved or notice:
+        return "patch"
+    return None
+
+
+def release_baseline(previous: Snapshot | None) -> Baseline:
+    """What the last release shipped, as the changeset compares with it (everything, fields included)."""
+    if previous is None:
+        return Baseline()
+    old = previous.notes
+    return Baseline(
+        {k: n.hash for k, n in old.items()},
+        {n.guid: k for k, n in old.items()},
+        old,
+        dict(previous.schemas),
+        {name: "" for name in previous.media},
+    )
+
+
 def compare(previous: Snapshot | None, current: Mapping[str, PublishedNote], schemas: Mapping[str, Any]) -> Changes:
     """Notes added, changed and retired since `previous` (everything is new without one)."""
-    old = previous.notes if previous else {}
-    # A note is the same note when its GUID is: a card under a new id that kept its note
-    # through previous_ids is a rename, not a retirement plus an addition.
-    old_by_guid = {n.guid: k for k, n in old.items()}
-    renamed_from = {k: old_by_guid[n.guid] for k, n in current.items() if k not in old and old_by_guid.get(n.guid, k) != k}
-    added = tuple(current[k] for k in sorted(current) if k not in old and k not in renamed_from)
-    changed = tuple(current[k] for k in sorted(current) if k in old and old[k].hash != current[k].hash and not old[k].retired)
-    moved = set(renamed_from.values())
-    retired = tuple(old[k] for k in sorted(old) if k not in current and k not in moved and not old[k].retired)
-    renamed = tuple((renamed_from[k], current[k]) for k in sorted(renamed_from))
-    schema_changed = tuple(
-        sorted(k for k in schemas if previous is not None and k in previous.schemas and previous.schemas[k] != schemas[k])
-    )
+    base = release_baseline(previous)
+    now = [dataclasses.replace(n.as_rendered(0), deck=n.deck) for n in current.values()]
+    found = changes(base, now, field_names={}, notetypes=schemas)
+    return release_changes(found, previous, current)
+
+
+def release_changes(changeset: Changeset, previous: Snapshot | None, current: Mapping[str, PublishedNote]) -> Changes:
+    """A release's lists as a function of its changeset: each entry the note as it ships now
+    (a retired one as it last shipped)."""
     from deckbuild.apkg.notetypes import NOTETYPES
 
+    old = previous.notes if previous else {}
+    added = tuple(current[c.card_id] for c in changeset.of_kind("added"))
+    changed = tuple(current[c.card_id] for c in changeset.of_kind("changed", "retired"))
+    retired = tuple(old[k] for k in changeset.leaving)
+    renamed = tuple((c.previous, current[c.card_id]) for c in changeset.of_kind("renamed"))
     in_place = tuple(
         k
-        for k in schema_changed
+        for k in changeset.notetypes
         if previous is not None and k in NOTETYPES and NOTETYPES[k].renames_in_place(previous.schemas[k])
     )
-    before = {n.guid: n for n in old.values() if not n.retired}
-    moves = tuple(
-        (current[k], before[current[k].guid].deck, current[k].deck)
-        for k in sorted(current)
-        if current[k].guid in before and before[current[k].guid].deck != current[k].deck and not current[k].retired
+    moves = tuple((current[k], before, now) for k, before, now in changeset.moved)
+    return Changes(
+        added, changed, retired, changeset.notetypes, renamed, renamed_in_place=in_place, moved=moves, changeset=changeset
     )
-    return Changes(added, changed, retired, schema_changed, renamed, renamed_in_place=in_place, moved=moves)
 
 
 def bump(version: str, part: str) -> str:
