@@ -28,13 +28,15 @@ def _card_min_scale() -> float:
 MIN_MATH_SCALE = _card_min_scale()
 
 FIT_JS = r"""
-async ([night, side]) => {
+async ([night, side, settle = true]) => {
   const MIN_SCALE = @MIN_SCALE@;
   document.documentElement.classList.toggle("night-mode", night);
   document.body.classList.toggle("nightMode", night);
   document.body.classList.toggle("night_mode", night);
-  // Let the card's own script react to the resize (two frames: resize event, then layout).
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // Let the card's own script react to a resize or new content (two frames: resize event,
+  // then layout).  `settle` false: only the night classes changed since the last call, which
+  // the card's script does not watch; the measurements below force the new style and layout.
+  if (settle) await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const problems = [];
   const width = window.innerWidth;
   const qa = document.getElementById("qa");
@@ -150,8 +152,8 @@ def fit_problems(site: Path, keys: Sequence[str], where: Mapping[str, Location])
                     if side == "back":
                         page.evaluate("() => dbPreview.flip()")
                     page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
-                    for night in (False, True):
-                        for found in page.evaluate(FIT_JS, [night, side]):
+                    for night in (False, True):  # night mode after light: no resize, nothing new to settle
+                        for found in page.evaluate(FIT_JS, [night, side, not night]):
                             mode = "night" if night else "light"
                             problems.append(Problem(location, "E190", f"card {key!r} {side} ({mode}, {PHONE[0]} px): {found}"))
         finally:
