@@ -26,9 +26,22 @@ class Applied:
 
 
 def apply(plan: Plan) -> Applied:
-    """Write every output of `plan` atomically; remember a build's state for the next up-to-date check."""
+    """Write every output of `plan` atomically; remember a build's state for the next up-to-date check.
+
+    The build cache keeps what the plan taught it only once the outputs are in place."""
     if plan.up_to_date or not plan.outputs:
+        plan.keep_cache()
         return Applied()
+    try:
+        applied = _apply(plan)
+    except BaseException:
+        plan.drop_cache()
+        raise
+    plan.keep_cache()
+    return applied
+
+
+def _apply(plan: Plan) -> Applied:
     from deckbuild.incremental import uptodate
     from deckbuild.writer import StagedWrites, make_folder, project_lock, remove_stale_temps
 

@@ -77,21 +77,31 @@ def plan(
 
     from deckbuild.incremental.cache import open_cache
 
-    # The cache is written only inside a deck project (never a stray folder in the wrong place).
-    with _no_cycle_collection(), open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file()) as cache:
-        return _plan(
-            root,
-            goal,
-            inputs,
-            cache,
-            strict=strict,
-            allow_identity_change=allow_identity_change,
-            jobs=jobs,
-            bump=bump,
-            allow_schema_change=allow_schema_change,
-            progress=progress,
-            variant=variant,
-        )
+    # The cache is written only inside a deck project (never a stray folder in the wrong place),
+    # and kept only once the plan's outputs are written (apply); a failed plan drops its entries.
+    cache = open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file())
+    try:
+        with _no_cycle_collection():
+            planned = _plan(
+                root,
+                goal,
+                inputs,
+                cache,
+                strict=strict,
+                allow_identity_change=allow_identity_change,
+                jobs=jobs,
+                bump=bump,
+                allow_schema_change=allow_schema_change,
+                progress=progress,
+                variant=variant,
+            )
+    except BaseException:
+        cache.drop()
+        raise
+    if goal == "check" or planned.up_to_date:
+        cache.drop()
+        return planned
+    return dataclasses.replace(planned, cache=cache)
 
 
 @contextlib.contextmanager
@@ -190,7 +200,6 @@ def _plan(
             problems += retirement.check(root, cards, previous)
         if record is not None:  # a variant's deck name against the one it was built with
             problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
-    cache.commit()  # keep the good files' parses even if the project is invalid
     problems = sorted(problems, key=lambda p: (p.location, p.code))
     if goal == "check":
         return Plan(root, goal, config=config, cards=cards, notetypes=notetypes, problems=tuple(problems))
@@ -217,7 +226,6 @@ def _plan(
     # inputs did not change since the last build comes from the cache, and the others use
     # the Markdown renderings of the last build and of the parse workers.
     rendered = _render(config, cards, figures, declared, cache)
-    cache.commit()
     clock = record_stage.Clock()
     before, last_release = record, previous
     # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
@@ -467,7 +475,6 @@ def _package(
         work_dir=work_dir,
     )
     cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
-    cache.commit()
     return data
 
 

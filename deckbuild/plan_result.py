@@ -15,6 +15,7 @@ from deckbuild.errors import Location, Problem
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
     from deckbuild.importer.update import ImportReport
+    from deckbuild.incremental.cache import BuildCache
     from deckbuild.model import Card, DeckConfig, MediaFile, StampedNote
     from deckbuild.release.decision import ReleaseDecision
     from deckbuild.release.record import Record
@@ -89,6 +90,17 @@ class Plan:
     variants: tuple[tuple[Path, int], ...] = ()
     only_variant: str | None = None
     variant_release: VariantDecision | None = None
+    # What the plan taught the build cache, not yet kept: apply() keeps it once the outputs are
+    # written (or drops it if they cannot be), so a failed command leaves the cache as it was.
+    cache: BuildCache | None = field(default=None, compare=False, repr=False)
+
+    def keep_cache(self) -> None:
+        if self.cache is not None:
+            self.cache.keep()
+
+    def drop_cache(self) -> None:
+        if self.cache is not None:
+            self.cache.drop()
 
     @functools.cached_property
     def facets(self) -> Mapping[str, Facets]:

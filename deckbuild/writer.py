@@ -193,6 +193,20 @@ def remove_file(path: Path) -> None:
         raise _failed(path, exc, "remove") from None
 
 
+def move_into_place(staged: Path, target: Path) -> None:
+    """A whole file made beside its target (a project's first build cache) renamed over it."""
+    try:
+        os.replace(staged, target)
+    except OSError as exc:
+        raise _failed(target, exc, "rename") from None
+
+
+def remove_empty_folder(path: Path) -> None:
+    """Delete a folder if it is empty (one a failed command made); nothing otherwise."""
+    with contextlib.suppress(OSError):
+        path.rmdir()
+
+
 def remove_tree(path: Path) -> None:
     """Delete a folder and everything in it (a previous preview site); nothing if it is gone."""
     try:

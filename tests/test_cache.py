@@ -339,3 +339,42 @@ def test_a_rebuild_renders_only_new_text(sample: Path, monkeypatch: pytest.Monke
     build(sample)
     notes = [text for text in seen if "every** feature" not in text]  # the deck's description is rendered each build
     assert notes and all("Which axis?" in text for text in notes), seen
+
+
+def test_a_failed_build_leaves_the_cache_as_it_found_it(sample: Path) -> None:
+    """A build that fails (an invalid card here) keeps nothing it parsed: the cache file is
+    byte-identical; a project's first build that fails makes no cache at all."""
+    import hashlib
+
+    from deckbuild.errors import ProjectInvalid
+
+    broken = sample / "cards" / "broken.yaml"
+    broken.write_text("- id: broken\n  q: A question with no answer?\n", "utf-8")
+    with pytest.raises(ProjectInvalid):
+        build(sample)
+    assert not (sample / CACHE_DIR).exists()  # nothing at all: no folder, no file
+
+    broken.unlink()
+    build(sample)
+    cache = sample / CACHE_DIR / "cache.sqlite"
+    before = hashlib.sha256(cache.read_bytes()).hexdigest()
+    (sample / "cards" / "extra.yaml").write_text("- id: extra-card\n  q: Which one?\n  a: This one.\n", "utf-8")
+    broken.write_text("- id: broken\n  q: A question with no answer?\n", "utf-8")
+    with pytest.raises(ProjectInvalid):
+        build(sample)  # extra.yaml parses: its entry is not kept either
+    assert hashlib.sha256(cache.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in cache.parent.iterdir() if p.name.startswith("cache.sqlite")) == ["cache.sqlite"]
+
+
+def test_a_build_while_another_holds_the_cache_runs_without_it_and_writes_the_same_bytes(sample: Path) -> None:
+    from deckbuild.incremental.cache import open_cache
+
+    package = build(sample).path
+    first = package.read_bytes()
+    package.unlink()
+    with open_cache(sample, writable=True):  # another deckbuild planning in the project
+        run = subprocess.run(
+            [sys.executable, "-m", "deckbuild.cli", "build", "-C", str(sample)], capture_output=True, text=True, check=False
+        )
+    assert run.returncode == 0, run.stderr
+    assert next((sample / "dist").glob("*.apkg")).read_bytes() == first

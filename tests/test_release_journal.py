@@ -31,18 +31,13 @@ def deckbuild(project: Path, *args: str, epoch: str = T1, fault: str = "") -> su
     )
 
 
-PARSE_CACHE = ".deckbuild-cache/cache.sqlite"
-"""The one file a failed command may change: the plan keeps every card file's parse there even
-when the command then fails (content-addressed, so nothing reads a stale entry from it)."""
-
-
 def tree(root: Path, *, cache: bool = False) -> dict[str, str]:
     """Every path of the project (folders too) → sha256 of its bytes; `cache`: .deckbuild-cache/
-    included, all of it but the parse cache."""
+    included, the build cache among it (a failed command keeps nothing it learnt there)."""
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith(".deckbuild-cache") and (not cache or rel == PARSE_CACHE):
+        if rel.startswith(".deckbuild-cache") and not cache:
             continue
         out[rel] = "folder" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
     return out

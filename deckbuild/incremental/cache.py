@@ -27,8 +27,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,7 @@ from deckbuild.incremental.codec import (
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
-from deckbuild.writer import make_folder, open_database, remove_file
+from deckbuild.writer import make_folder, move_into_place, open_database, remove_empty_folder, remove_file
 
 if TYPE_CHECKING:
     from deckbuild.validate import CardFacts
@@ -63,15 +64,20 @@ CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
 CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """.format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in NOTE_FIELDS))
+LOCK_WAIT_MS = 2000
 _TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords")
 
 
 class BuildCache:
     """One build's view of the cache; a no-op when `conn` is None."""
 
-    def __init__(self, conn: sqlite3.Connection | None, writable: bool) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection | None, writable: bool, fresh: Path | None = None, made_folder: bool = False
+    ) -> None:
         self._conn = conn
         self._writable = writable and conn is not None
+        self._fresh = fresh  # a new cache file, made beside the one it becomes on keep()
+        self._made_folder = made_folder  # the cache folder was made for it (removed again on drop())
         self._code = code_fingerprint().encode()
         self._used_parsed: set[bytes] = set()
         self._used_notes: set[bytes] = set()
@@ -318,10 +324,47 @@ class BuildCache:
         except sqlite3.Error:
             return
 
-    def commit(self) -> None:
-        if self._writable and self._conn is not None:
-            with contextlib.suppress(sqlite3.Error):
+    def keep(self) -> None:
+        """Commit what this build learnt and close: called once the command's own files are
+        written, so a command that fails leaves the cache as it found it."""
+        if self._conn is None:
+            return
+        try:
+            if self._writable:
+                self._flush_notes()
                 self._conn.commit()
+        except sqlite3.Error:
+            self.drop()
+            return
+        self._conn.close()
+        self._conn = None
+        if self._fresh is not None:  # the first cache of the project: now put in place whole
+            fresh, self._fresh = self._fresh, None
+            try:
+                move_into_place(fresh, fresh.with_name(CACHE_FILE))
+            except WriteFailed:
+                with contextlib.suppress(WriteFailed):
+                    remove_file(fresh)
+
+    def __enter__(self) -> BuildCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.drop()  # nothing kept that keep() did not keep
+
+    def drop(self) -> None:
+        """Close without keeping anything this build wrote (a failed or read-only command)."""
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.rollback()
+            self._conn.close()
+            self._conn = None
+        if self._fresh is not None:
+            fresh, self._fresh = self._fresh, None
+            with contextlib.suppress(WriteFailed):
+                remove_file(fresh)
+                if self._made_folder:
+                    remove_empty_folder(fresh.parent)
 
 
 def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
@@ -331,45 +374,70 @@ def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
     conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")  # noqa: S608 -- table is ours
 
 
-@contextlib.contextmanager
-def open_cache(root: Path, *, writable: bool) -> Iterator[BuildCache]:
-    """The project's cache; read-only for `check`.  Never raises for a broken cache file."""
+def open_cache(root: Path, *, writable: bool) -> BuildCache:
+    """The project's cache; read-only for `check`.  Never raises for a broken cache file.
+
+    Everything a build writes into it stays in one uncommitted transaction until the caller
+    says keep() (its outputs are written) or drop() (it failed): a failed command changes no
+    file, the cache included.  A project without a cache gets a new file beside the place it
+    takes on keep()."""
     path = root / CACHE_DIR / CACHE_FILE
     conn: sqlite3.Connection | None = None
+    fresh: Path | None = None
+    made_folder = False
     try:
         if writable:
+            made_folder = not path.parent.is_dir()
             make_folder(path.parent)
-            conn = _connect(path)
+            if not path.is_file():
+                fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
+                remove_file(fresh)
+            conn = _connect(fresh or path)
         elif path.is_file():
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             if _stored_code(conn) != code_fingerprint():
                 raise sqlite3.DatabaseError("made by other code")
-    except sqlite3.Error:
+    except (sqlite3.Error, WriteFailed):
         if conn is not None:
             conn.close()
         conn = None
-        if writable:  # corrupt or from an incompatible version: start over
+        if fresh is not None:
+            with contextlib.suppress(WriteFailed):
+                remove_file(fresh)
+        elif writable and path.is_file():  # corrupt or from an incompatible version: start over
             with contextlib.suppress(WriteFailed, sqlite3.Error):
-                remove_file(path)
-                conn = _connect(path)
-    cache = BuildCache(conn, writable)
-    try:
-        yield cache
-    finally:
-        if conn is not None:
-            conn.close()
+                fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
+                remove_file(fresh)
+                conn = _connect(fresh)
+    return BuildCache(conn, writable, fresh if conn is not None else None, made_folder)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Open for writing; entries made by other code are dropped here, once."""
+    """Open for writing, in one transaction that keep() commits; entries made by other code
+    are dropped in it.  Another build holding the cache (a second deckbuild planning in the
+    same project) means no cache for this one rather than a wait."""
     conn = open_database(path)
-    conn.executescript(_SCHEMA)
-    if _stored_code(conn) != code_fingerprint():
-        # Dropped, not emptied: other code may keep other columns.
-        conn.executescript("".join(f"DROP TABLE IF EXISTS {table};" for table in _TABLES) + _SCHEMA)
-        conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
-        conn.commit()
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+        conn.execute("BEGIN IMMEDIATE")
+        _create_tables(conn)
+        if _stored_code(conn) != code_fingerprint():
+            # Dropped, not emptied: other code may keep other columns.
+            for table in _TABLES:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")  # noqa: S608 -- our own table names
+            _create_tables(conn)
+            conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
+    except sqlite3.Error:
+        conn.close()
+        raise
     return conn
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
+    """The schema, inside the open transaction (executescript would commit it)."""
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
 
 
 def _stored_code(conn: sqlite3.Connection) -> str | None:
