@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,50 +67,29 @@ def load(spec: str, root: Path) -> Published:
 
 
 def _from_apkg(path: Path) -> Published:
+    from deckbuild.apkg.read import read_contents
+    from deckbuild.model import RenderedNote
     from deckbuild.release.versioning import front_text
 
     try:
-        with zipfile.ZipFile(path) as zf, tempfile.TemporaryDirectory() as tmp:
-            zf.extract("collection.anki2", tmp)
-            media = frozenset(json.loads(zf.read("media") or b"{}").values())
-            conn = sqlite3.connect(Path(tmp) / "collection.anki2")
-            try:
-                models_json, decks_json = conn.execute("select models, decks from col").fetchone()
-                models = json.loads(models_json)
-                rows = conn.execute("select guid, mid, flds, tags from notes").fetchall()
-                card_decks = dict(
-                    conn.execute("select n.guid, c.did from cards c join notes n on n.id = c.nid order by c.ord desc").fetchall()
-                )
-            finally:
-                conn.close()
+        contents = read_contents(path)
     except (OSError, zipfile.BadZipFile, KeyError, sqlite3.Error, ValueError) as exc:
         raise LocatedError(Location(str(path)), "E504", f"cannot read the package: {exc}") from None
-    notetypes = {m["name"]: (tuple(f["name"] for f in m["flds"]), tuple(t["name"] for t in m["tmpls"])) for m in models.values()}
-    subdecks = _subdecks(json.loads(decks_json), card_decks)
-    by_id = {str(m["id"]): m for m in models.values()}
+    notetypes = {m.name: (m.fields, m.templates) for m in contents.notetypes.values()}
+    top = min((name for did, name in contents.decks.items() if did != 1), key=len, default="")
     notes = {}
-    from deckbuild.model import RenderedNote
-
-    for guid, mid, flds, tags in rows:
-        model = by_id.get(str(mid), {"flds": [], "type": 0})
-        names = tuple(f["name"] for f in model["flds"])
-        fields = tuple(flds.split("\x1f"))
-        card_id = fields[names.index("CardId")] if "CardId" in names else guid
-        kind = "cloze" if model.get("type") == 1 and "Context" in names else "qa"  # the built-in cloze type
-        front = front_text(RenderedNote(card_id, guid, kind, fields, (), 0, ""))
-        notes[guid] = DeckNote(card_id, front, fields, names, tuple(tags.split()), subdecks.get(guid, ""))
-    return Published(path.name, notes, notetypes, media)
+    for guid, shipped in contents.notes.items():
+        model = contents.notetypes[shipped.notetype_id]
+        fields = tuple(shipped.fields.values())
+        kind = "cloze" if model.cloze and "Context" in model.fields else "qa"  # the built-in cloze type
+        front = front_text(RenderedNote(shipped.card_id, guid, kind, fields, (), 0, ""))
+        notes[guid] = DeckNote(shipped.card_id, front, fields, model.fields, shipped.tags, _subdeck(shipped.deck, top))
+    return Published(path.name, notes, notetypes, frozenset(contents.media.values()))
 
 
-def _subdecks(decks: dict[str, dict[str, object]], card_decks: dict[str, int]) -> dict[str, str]:
-    """Each note's deck under the package's own deck (its shortest deck name but Anki's Default), as releases record it."""
-    names = {int(did): str(d["name"]) for did, d in decks.items()}
-    top = min((name for did, name in names.items() if did != 1), key=len, default="")
-    out = {}
-    for guid, did in card_decks.items():
-        name = names.get(int(did), "")
-        out[guid] = name[len(top) + 2 :] if name.startswith(top + "::") else ""
-    return out
+def _subdeck(deck: str, top: str) -> str:
+    """A note's deck under the package's own deck `top` (its shortest deck name but Anki's Default), as releases record it."""
+    return deck[len(top) + 2 :] if deck.startswith(top + "::") else ""
 
 
 def diff(old: Published, new: Published) -> str:
