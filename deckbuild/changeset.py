@@ -70,6 +70,10 @@ class Changeset:
     media_dropped: tuple[str, ...] = ()
     notetypes: tuple[str, ...] = ()  # note types whose fields, templates or CSS changed
     files: tuple[Path, ...] = ()  # the files whose bytes the plan would change, in write order
+    # Every note of the baseline (live or retired) that ships no more, by card id (`diff` lists them).
+    removed: tuple[str, ...] = ()
+    notetypes_added: tuple[str, ...] = ()  # note types the baseline did not ship
+    notetypes_dropped: tuple[str, ...] = ()  # note types it shipped that ship no more (where the note types now are known)
 
     def of_kind(self, *kinds: NoteKind) -> tuple[NoteChange, ...]:
         return tuple(n for n in self.notes if n.kind in kinds)
@@ -84,6 +88,9 @@ class Changeset:
             or self.media_replaced
             or self.media_dropped
             or self.notetypes
+            or self.removed
+            or self.notetypes_added
+            or self.notetypes_dropped
         )
 
 
@@ -122,6 +129,7 @@ def changes(
     )
     now = media or {}
     known = [m for m in now if m in base.media]
+    types = notetypes or {}
     return Changeset(
         tuple(found),
         leaving,
@@ -129,8 +137,11 @@ def changes(
         tuple(sorted(m for m in now if m not in base.media)),
         tuple(sorted(m for m in known if base.media[m] and now[m] and base.media[m] != now[m])),
         tuple(sorted(m for m in base.media if media is not None and m not in now)),
-        tuple(sorted(k for k, v in (notetypes or {}).items() if k in base.notetypes and base.notetypes[k] != v)),
+        tuple(sorted(k for k, v in types.items() if k in base.notetypes and base.notetypes[k] != v)),
         tuple(files),
+        tuple(k for k in sorted(base.notes) if k not in current and k not in claimed),
+        tuple(sorted(k for k in types if k not in base.notetypes)),
+        tuple(sorted(k for k in base.notetypes if notetypes is not None and k not in types)),
     )
 
 

@@ -186,18 +186,9 @@ def package(
 
 def _cards(data: bytes) -> int:
     """The number of cards genanki wrote (it decides them: templates, cloze numbers)."""
-    import io
-    import sqlite3
-    import zipfile
+    from deckbuild.apkg.read import read_contents
 
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        db = archive.read("collection.anki2")
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.deserialize(db)
-        return int(conn.execute("select count() from cards").fetchone()[0])
-    finally:
-        conn.close()
+    return read_contents(data).cards
 
 
 def build_packages(

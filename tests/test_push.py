@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from ankiutil import answer_all, history, import_package, new_collection, notes_by_card_id
 
-from deckbuild.collection.package import read_package
+from deckbuild.apkg.read import read_package
 
 REPO = Path(__file__).parent.parent
 PROFILE = "User 1"

@@ -22,7 +22,7 @@ import pytest
 from ankiutil import answer_all, import_package, new_collection, notes_by_card_id
 from conftest import write_tree
 
-from deckbuild.collection.package import read_package
+from deckbuild.apkg.read import read_package
 
 REPO = Path(__file__).parent.parent
 RELEASE_1 = "1700000000"

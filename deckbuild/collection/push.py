@@ -36,8 +36,8 @@ from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPack
 from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition
 
 from deckbuild.apkg.notetypes import PERSONAL_FIELD
+from deckbuild.apkg.read import ShippedNote, media_names, read_media, read_package
 from deckbuild.collection.access import check_collection, private_copy
-from deckbuild.collection.package import ShippedNote, media_names, read_media, read_package
 from deckbuild.collection.shipped import Version
 from deckbuild.model import RETIRED_TAG
 from deckbuild.writer import make_folder

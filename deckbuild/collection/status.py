@@ -17,8 +17,8 @@ from typing import Any
 from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
 
 from deckbuild.apkg.notetypes import PERSONAL_FIELD
+from deckbuild.apkg.read import media_names, read_package
 from deckbuild.collection.access import check_collection, private_copy
-from deckbuild.collection.package import media_names, read_package
 from deckbuild.collection.push import media_folder, read_record
 from deckbuild.model import RETIRED_TAG
 

@@ -1,16 +1,17 @@
-"""Compare two published decks (.apkg files or recorded releases): notes, note types, media."""
+"""Compare two published decks (.apkg files or recorded releases): notes, note types, media.
+
+The report is a function of the changeset of the new side against the old one as its baseline."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from deckbuild.changeset import Baseline, Changeset, changes
 from deckbuild.errors import LocatedError, Location
-from deckbuild.model import RETIRED_TAG
+from deckbuild.model import RETIRED_TAG, RenderedNote, content_hash
 
 
 @dataclass(frozen=True)
@@ -69,79 +70,109 @@ def load(spec: str, root: Path) -> Published:
 
 
 def _from_apkg(path: Path) -> Published:
+    from deckbuild.apkg.read import read_contents
     from deckbuild.release.versioning import front_text
 
     try:
-        with zipfile.ZipFile(path) as zf, tempfile.TemporaryDirectory() as tmp:
-            zf.extract("collection.anki2", tmp)
-            media = frozenset(json.loads(zf.read("media") or b"{}").values())
-            conn = sqlite3.connect(Path(tmp) / "collection.anki2")
-            try:
-                models_json, decks_json = conn.execute("select models, decks from col").fetchone()
-                models = json.loads(models_json)
-                rows = conn.execute("select guid, mid, flds, tags from notes").fetchall()
-                card_decks = dict(
-                    conn.execute("select n.guid, c.did from cards c join notes n on n.id = c.nid order by c.ord desc").fetchall()
-                )
-            finally:
-                conn.close()
+        contents = read_contents(path)
     except (OSError, zipfile.BadZipFile, KeyError, sqlite3.Error, ValueError) as exc:
         raise LocatedError(Location(str(path)), "E504", f"cannot read the package: {exc}") from None
-    notetypes = {m["name"]: (tuple(f["name"] for f in m["flds"]), tuple(t["name"] for t in m["tmpls"])) for m in models.values()}
-    subdecks = _subdecks(json.loads(decks_json), card_decks)
-    by_id = {str(m["id"]): m for m in models.values()}
+    notetypes = {m.name: (m.fields, m.templates) for m in contents.notetypes.values()}
+    top = min((name for did, name in contents.decks.items() if did != 1), key=len, default="")
     notes = {}
-    from deckbuild.model import RenderedNote
-
-    for guid, mid, flds, tags in rows:
-        model = by_id.get(str(mid), {"flds": [], "type": 0})
-        names = tuple(f["name"] for f in model["flds"])
-        fields = tuple(flds.split("\x1f"))
-        card_id = fields[names.index("CardId")] if "CardId" in names else guid
-        kind = "cloze" if model.get("type") == 1 and "Context" in names else "qa"  # the built-in cloze type
-        front = front_text(RenderedNote(card_id, guid, kind, fields, (), 0, ""))
-        notes[guid] = DeckNote(card_id, front, fields, names, tuple(tags.split()), subdecks.get(guid, ""))
-    return Published(path.name, notes, notetypes, media)
+    for guid, shipped in contents.notes.items():
+        model = contents.notetypes[shipped.notetype_id]
+        fields = tuple(shipped.fields.values())
+        kind = "cloze" if model.cloze and "Context" in model.fields else "qa"  # the built-in cloze type
+        front = front_text(RenderedNote(shipped.card_id, guid, kind, fields, (), 0, ""))
+        notes[guid] = DeckNote(shipped.card_id, front, fields, model.fields, shipped.tags, _subdeck(shipped.deck, top))
+    return Published(path.name, notes, notetypes, frozenset(contents.media.values()))
 
 
-def _subdecks(decks: dict[str, dict[str, object]], card_decks: dict[str, int]) -> dict[str, str]:
-    """Each note's deck under the package's own deck (its shortest deck name but Anki's Default), as releases record it."""
-    names = {int(did): str(d["name"]) for did, d in decks.items()}
-    top = min((name for did, name in names.items() if did != 1), key=len, default="")
-    out = {}
-    for guid, did in card_decks.items():
-        name = names.get(int(did), "")
-        out[guid] = name[len(top) + 2 :] if name.startswith(top + "::") else ""
-    return out
+def _subdeck(deck: str, top: str) -> str:
+    """A note's deck under the package's own deck `top` (its shortest deck name but Anki's Default), as releases record it."""
+    return deck[len(top) + 2 :] if deck.startswith(top + "::") else ""
 
 
 def diff(old: Published, new: Published) -> str:
     """A readable report; the same inputs always give the same text."""
-    added = sorted((n for g, n in new.notes.items() if g not in old.notes), key=lambda n: n.card_id)
-    removed = sorted((n for g, n in old.notes.items() if g not in new.notes), key=lambda n: n.card_id)
-    retired = []
+    return report(changeset_of(old, new), old, new)
+
+
+@dataclass(frozen=True)
+class _OldNote:
+    """A note of the old side, as the changeset's baseline knows it."""
+
+    card_id: str
+    guid: str
+    notetype: str
+    fields: tuple[str, ...]
+    tags: tuple[str, ...]
+    deck: str
+    retired: bool
+
+
+def _notetype(note: DeckNote) -> str:
+    """A note's type as a diff knows it: its field names (a release and a package name types differently)."""
+    return "\x1f".join(note.field_names)
+
+
+def _rendered(key: str, guid: str, note: DeckNote) -> RenderedNote:
+    fields, tags = note.fields, note.tags
+    return RenderedNote(key, guid, _notetype(note), fields, tags, 0, content_hash("", fields, tags), deck=note.deck)
+
+
+def _keys(old: Published, new: Published) -> tuple[dict[str, str], dict[str, str]]:
+    """Each side's notes by GUID -> the id the changeset knows them by: the card id, except that a
+    package's note without a CardId field (a declared note type, known by its GUID only) takes
+    the other side's id for it."""
+
+    def key(guid: str, note: DeckNote, other: dict[str, DeckNote]) -> str:
+        twin = other.get(guid)
+        return twin.card_id if note.card_id == guid and twin is not None else note.card_id
+
+    return (
+        {g: key(g, n, new.notes) for g, n in old.notes.items()},
+        {g: key(g, n, old.notes) for g, n in new.notes.items()},
+    )
+
+
+def changeset_of(old: Published, new: Published) -> Changeset:
+    """What `new` ships that `old` did not, or ships differently: the changeset against `old` as the baseline."""
+    old_keys, new_keys = _keys(old, new)
+    olds = [(old_keys[g], g, n) for g, n in old.notes.items()]
+    base = Baseline(
+        {k: content_hash("", n.fields, n.tags) for k, _g, n in olds},
+        {g: k for k, g, _n in olds},
+        {k: _OldNote(k, g, _notetype(n), n.fields, n.tags, n.deck, RETIRED_TAG in n.tags) for k, g, n in olds},
+        dict(old.notetypes),
+        {name: "" for name in old.media},
+    )
+    return changes(
+        base,
+        [_rendered(new_keys[g], g, n) for g, n in new.notes.items()],
+        field_names={_notetype(n): n.field_names for n in new.notes.values()},
+        notetypes=dict(new.notetypes),
+        media={name: "" for name in new.media},
+    )
+
+
+def report(changes: Changeset, old: Published, new: Published) -> str:
+    """The text of `deckbuild diff`: the changeset of `new` against `old`, each note named by its id and front."""
+    old_keys, new_keys = _keys(old, new)
+    now = {new_keys[g]: n for g, n in new.notes.items()}
+    before = {old_keys[g]: n for g, n in old.notes.items()}
+    added = [now[c.card_id] for c in changes.of_kind("added")]
+    removed = [before[k] for k in changes.removed]
+    retired = [before[c.card_id] for c in changes.of_kind("retired")]  # named by the front it had, not the notice
+    renamed = [(before[c.previous], now[c.card_id]) for c in changes.of_kind("renamed")]
     changed = []
-    renamed = []
-    moved = []
-    for guid in sorted(set(old.notes) & set(new.notes), key=lambda g: new.notes[g].card_id):
-        a, b = old.notes[guid], new.notes[guid]
-        if RETIRED_TAG in b.tags and RETIRED_TAG not in a.tags:
-            retired.append(a)  # named by the front it had, not the retired notice
-        elif a.card_id != b.card_id and guid not in (a.card_id, b.card_id):
-            # one GUID, a new id: the card kept its note (previous_ids); a package's note without
-            # a CardId field (a declared note type) is known by its GUID only
-            renamed.append((a, b))
-        elif a.fields != b.fields or a.tags != b.tags or a.deck != b.deck:
-            if a.deck != b.deck:
-                moved.append(b)
-            if a.fields == b.fields and a.tags == b.tags:
-                continue
-            names = [name for name, x, y in zip(b.field_names, a.fields, b.fields, strict=False) if x != y]
-            if set(a.tags) != set(b.tags):
-                names.append("tags")
-            changed.append((b, names))
+    for c in changes.of_kind("changed", "restored", "still_retired"):
+        changed.append((now[c.card_id], [*c.fields, *(["tags"] if c.tags else [])]))
+    renamed_ids = {c.card_id for c in changes.of_kind("renamed")}
+    moved = [now[k] for k, _before, _now in changes.moved if k not in renamed_ids]
     only_moved = [n for n in moved if all(n is not c for c, _names in changed)]
-    unchanged = len(set(old.notes) & set(new.notes)) - len(changed) - len(retired) - len(renamed) - len(only_moved)
+    unchanged = len(now) - len(added) - len(changed) - len(retired) - len(renamed) - len(only_moved)
     renames = f", {len(renamed)} renamed" if renamed else ""
     moves = f", {len(moved)} moved" if moved else ""
     lines = [
@@ -160,10 +191,8 @@ def diff(old: Published, new: Published) -> str:
     lines += [f"  x {n.card_id} — {n.front} (retired)" for n in retired]
     lines += [f"  - {n.card_id} — {n.front} (no longer shipped; Anki keeps it)" for n in removed]
     type_lines = []
-    for name in sorted(set(old.notetypes) | set(new.notetypes)):
+    for name in sorted({*changes.notetypes_added, *changes.notetypes_dropped, *changes.notetypes}):
         a_schema, b_schema = old.notetypes.get(name), new.notetypes.get(name)
-        if a_schema == b_schema:
-            continue
         if a_schema is None:
             type_lines.append(f"  + {name}")
         elif b_schema is None:
@@ -174,8 +203,6 @@ def diff(old: Published, new: Published) -> str:
             )
     lines.append(f"note types: {'unchanged' if not type_lines else f'{len(type_lines)} changed'}")
     lines += type_lines
-    media_added = sorted(new.media - old.media)
-    media_removed = sorted(old.media - new.media)
-    lines.append(f"media: {len(media_added)} added, {len(media_removed)} removed")
-    lines += [f"  + {m}" for m in media_added] + [f"  - {m}" for m in media_removed]
+    lines.append(f"media: {len(changes.media_added)} added, {len(changes.media_dropped)} removed")
+    lines += [f"  + {m}" for m in changes.media_added] + [f"  - {m}" for m in changes.media_dropped]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,143 @@
+"""The consumers of a changeset: each report is a function of the Changeset it is given.
+
+Each consumer gets a hand-made Changeset and must say exactly what it says (not what it would
+find by comparing the two sides itself); then the changeset a real build of a real project
+computes for a one-card edit, an image edit and a no-op.  (The release bump and the build
+line are fed hand-made changesets in test_changeset.py.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import copy_project
+
+from deckbuild.apply import apply
+from deckbuild.changeset import Changeset, NoteChange
+from deckbuild.plan import plan
+from deckbuild.plan_result import changeset
+from deckbuild.release.diff import DeckNote, Published, changeset_of, diff, report
+
+NAMES = ("Question", "Answer")
+SCHEMA = (NAMES, ("Card 1",))
+
+
+def _note(card_id: str, answer: str = "A.", *, tags: tuple[str, ...] = ("t",), deck: str = "") -> DeckNote:
+    return DeckNote(card_id, f"Front {card_id}", (f"Q {card_id}?", answer), NAMES, tags, deck)
+
+
+def _published(label: str, *notes: tuple[str, DeckNote], media: frozenset[str] = frozenset(), **types: object) -> Published:
+    return Published(label, dict(notes), {"Basic": SCHEMA, **types}, media)  # type: ignore[dict-item]
+
+
+OLD = _published(
+    "old",
+    ("g-a", _note("a")),
+    ("g-b", _note("b")),
+    ("g-d", _note("d")),
+    ("g-e", _note("e")),
+    ("g-f", _note("f")),
+    ("g-gone", _note("gone")),
+    media=frozenset({"y.png"}),
+    Dropped=(("X",), ("Card 1",)),
+)
+NEW = _published(
+    "new",
+    ("g-a", _note("a")),
+    ("g-b", _note("b", "Better.", tags=("t", "u"))),
+    ("g-c", _note("c")),
+    ("g-d", _note("d2")),
+    ("g-e", _note("e", tags=("t", "retired"))),
+    ("g-f", _note("f", deck="Sub")),
+    media=frozenset({"x.png"}),
+    Added=(("Y",), ("Card 1",)),
+)
+
+EXPECTED = """\
+old -> new
+notes: 1 added, 1 changed, 1 renamed, 1 moved, 1 retired, 1 removed, 1 unchanged
+  + c — Front c
+  ~ b — Front b (Answer, tags)
+  > d -> d2 — Front d2 (renamed: same note, history kept)
+  ↦ f — Front f (moved to Sub: a plain import leaves existing cards where they are; `deckbuild push` moves them)
+  x e — Front e (retired)
+  - gone — Front gone (no longer shipped; Anki keeps it)
+note types: 2 changed
+  + Added
+  - Dropped
+media: 1 added, 1 removed
+  + x.png
+  - y.png
+"""
+
+
+def test_the_diff_report_renders_a_hand_made_changeset() -> None:
+    hand_made = Changeset(
+        (
+            NoteChange("b", "changed", ("Answer",), True),
+            NoteChange("c", "added"),
+            NoteChange("d2", "renamed", previous="d"),
+            NoteChange("e", "retired", tags=True),
+        ),
+        leaving=("gone",),
+        moved=(("f", "", "Sub"),),
+        media_added=("x.png",),
+        media_dropped=("y.png",),
+        removed=("gone",),
+        notetypes_added=("Added",),
+        notetypes_dropped=("Dropped",),
+    )
+    assert report(hand_made, OLD, NEW) == EXPECTED
+    # The report says what the changeset says, not what it would find itself: given nothing
+    # changed, it lists nothing, though the two sides differ.
+    assert report(Changeset(), OLD, NEW) == (
+        "old -> new\nnotes: 0 added, 0 changed, 0 retired, 0 removed, 6 unchanged\nnote types: unchanged\nmedia: 0 added, 0 removed\n"
+    )
+    # And the changeset the two sides give is that hand-made one, so `diff` prints the same.
+    assert changeset_of(OLD, NEW) == hand_made
+    assert diff(OLD, NEW) == EXPECTED
+
+
+def test_the_diff_of_a_deck_with_itself_is_an_empty_changeset() -> None:
+    assert changeset_of(NEW, NEW).empty
+    assert "notes: 0 added, 0 changed, 0 retired, 0 removed, 6 unchanged\nnote types: unchanged\n" in diff(NEW, NEW)
+
+
+@pytest.fixture
+def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The sample project (a card with a hand-made image among them), released once (so the
+    baseline knows every note's old fields), then built."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    project = copy_project("sample", tmp_path)
+    apply(plan(project, "release"))
+    apply(plan(project, "build"))
+    return project
+
+
+def test_the_changeset_of_a_real_build_after_a_no_op_is_empty(built: Path) -> None:
+    found = changeset(plan(built, "build"))
+    assert found.empty and found.notes == () and found.media_added == found.media_replaced == found.media_dropped == ()
+
+
+def test_the_changeset_of_a_one_card_edit_lists_that_note_and_its_image(built: Path) -> None:
+    cards = built / "cards" / "basics.yaml"
+    cards.write_text(cards.read_text().replace("Across the batch, per feature.", "Across the batch, for each feature."))
+    found = changeset(plan(built, "build"))
+    assert found.notes == (NoteChange("figure-card", "changed", ("Answer",), False, ("axes.png",)),)
+    assert found.leaving == found.removed == found.moved == found.notetypes == ()
+    assert found.media_added == found.media_replaced == found.media_dropped == ()
+
+
+def test_the_changeset_of_an_image_edit_lists_that_note_and_its_image(built: Path) -> None:
+    from test_push_media import png
+
+    (built / "media" / "axes.png").write_bytes(png(24, 12, (200, 40, 40)))
+    found = changeset(plan(built, "build"))
+    # A released image whose bytes change ships under a new name (learners' Anki keeps a file
+    # by its name): the note's Figure field names it, the new file comes, the old one goes.
+    (renamed,) = found.media_added
+    assert renamed.startswith("axes-") and renamed.endswith(".png")
+    assert found.notes == (NoteChange("figure-card", "changed", ("Figure",), False, (renamed,)),)
+    assert found.media_dropped == ("axes.png",) and found.media_replaced == ()
+    assert found.leaving == found.removed == found.moved == found.notetypes == ()
