@@ -132,6 +132,11 @@ class RenderedNote:
     previous_ids: tuple[str, ...] = ()  # the card's earlier ids: its mod must pass theirs
     deck: str = ""  # its subdeck under the deck's name; "" = the deck itself
 
+    @property
+    def retired(self) -> bool:
+        """Shipped as a retired note (so a changeset's baseline can be made of rendered notes)."""
+        return RETIRED_TAG in self.tags
+
 
 @dataclass(frozen=True)
 class StampedNote:

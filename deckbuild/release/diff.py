@@ -11,7 +11,7 @@ from pathlib import Path
 
 from deckbuild.changeset import Baseline, Changeset, changes
 from deckbuild.errors import LocatedError, Location
-from deckbuild.model import RETIRED_TAG, RenderedNote, content_hash
+from deckbuild.model import RenderedNote, content_hash
 
 
 @dataclass(frozen=True)
@@ -99,19 +99,6 @@ def diff(old: Published, new: Published) -> str:
     return report(changeset_of(old, new), old, new)
 
 
-@dataclass(frozen=True)
-class _OldNote:
-    """A note of the old side, as the changeset's baseline knows it."""
-
-    card_id: str
-    guid: str
-    notetype: str
-    fields: tuple[str, ...]
-    tags: tuple[str, ...]
-    deck: str
-    retired: bool
-
-
 def _notetype(note: DeckNote) -> str:
     """A note's type as a diff knows it: its field names (a release and a package name types differently)."""
     return "\x1f".join(note.field_names)
@@ -144,7 +131,7 @@ def changeset_of(old: Published, new: Published) -> Changeset:
     base = Baseline(
         {k: content_hash("", n.fields, n.tags) for k, _g, n in olds},
         {g: k for k, g, _n in olds},
-        {k: _OldNote(k, g, _notetype(n), n.fields, n.tags, n.deck, RETIRED_TAG in n.tags) for k, g, n in olds},
+        {k: _rendered(k, g, n) for k, g, n in olds},
         dict(old.notetypes),
         {name: "" for name in old.media},
     )
