@@ -141,3 +141,60 @@ def test_the_changeset_of_an_image_edit_lists_that_note_and_its_image(built: Pat
     assert found.notes == (NoteChange("figure-card", "changed", ("Figure",), False, (renamed,)),)
     assert found.media_dropped == ("axes.png",) and found.media_replaced == ()
     assert found.leaving == found.removed == found.moved == found.notetypes == ()
+
+
+# -- push: its report counts what a Changeset of the package against the collection says
+
+
+def _push_plan(changes: Changeset) -> object:
+    from deckbuild.collection.push import PushPlan
+
+    return PushPlan(
+        collection=Path("/learner/collection.anki2"),
+        package=Path("deck.apkg"),
+        namespace="deck",
+        changeset=changes,
+        updates=(),
+        unchanged=3,
+        conflicting=(),
+        retired=(),
+        moves=(),
+        record={},
+        previous_version="1.0.0",
+    )
+
+
+def test_the_push_report_renders_a_hand_made_changeset() -> None:
+    from deckbuild.collection.push import report_of
+    from deckbuild.collection.report import push_text
+
+    hand_made = Changeset(
+        notes=(NoteChange("n1", "added"), NoteChange("n2", "added"), NoteChange("c1", "changed", ("Answer",))),
+        media_added=("fig.png",),
+    )
+    text = push_text(report_of(_push_plan(hand_made), "1.1.0", dry_run=True))  # type: ignore[arg-type]
+    assert "would add 2, would update 0, unchanged 3" in text
+    assert "media: would deliver 1 file(s) the collection lacked: fig.png" in text
+    empty = push_text(report_of(_push_plan(Changeset()), "1.1.0", dry_run=True))  # type: ignore[arg-type]
+    assert "would add 0," in empty and "media:" not in empty
+
+
+def test_the_changeset_against_a_collection_lists_the_edited_note_and_the_missing_file() -> None:
+    from deckbuild.apkg.read import ShippedNote
+    from deckbuild.collection.against import against_collection
+
+    def shipped(guid: str, answer: str) -> ShippedNote:
+        return ShippedNote(guid, "Basic", {"CardId": guid.upper(), "Question": "Q?", "Answer": answer}, ("t",), 0)
+
+    package = {"a": shipped("a", "A."), "b": shipped("b", "B, edited."), "c": shipped("c", "C.")}
+    held = {"a": (["A", "Q?", "A."], ["t"]), "b": (["B", "Q?", "B."], ["t"])}  # the learner lacks c
+    found = against_collection(package, held, media=["x.png", "y.png"], media_held=["x.png"])
+    assert [(c.card_id, c.kind, c.fields) for c in found.notes] == [("B", "changed", ("Answer",)), ("C", "added", ())]
+    assert found.media_added == ("y.png",)
+    same = against_collection(
+        package,
+        {**held, "b": (["B", "Q?", "B, edited."], ["t"]), "c": (["C", "Q?", "C."], ["t"])},
+        media=["x.png"],
+        media_held=["x.png"],
+    )
+    assert same.empty

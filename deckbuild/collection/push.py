@@ -37,7 +37,9 @@ from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition
 
 from deckbuild.apkg.notetypes import PERSONAL_FIELD
 from deckbuild.apkg.read import ShippedNote, media_names, read_media, read_package
+from deckbuild.changeset import Changeset
 from deckbuild.collection.access import check_collection, private_copy
+from deckbuild.collection.against import against_collection
 from deckbuild.collection.shipped import Version
 from deckbuild.model import RETIRED_TAG
 from deckbuild.writer import make_folder
@@ -92,15 +94,26 @@ class PushPlan:
     collection: Path
     package: Path
     namespace: str  # the key of this deck's (or variant's) record in the collection
-    new: tuple[str, ...]  # card ids of the notes Anki's importer will add
+    # The package against the collection (against.py): its added notes are the ones Anki's
+    # importer will add, its media_added the files the collection's media folder lacks.
+    changeset: Changeset
     updates: tuple[NoteUpdate, ...]
     unchanged: int
     conflicting: tuple[str, ...]  # notes of another note type: neither Anki nor push can update them
     retired: tuple[str, ...]  # retired notes whose cards the learner still studies
     moves: tuple[_Move, ...]
-    media: tuple[str, ...]  # files the collection's media folder lacks, which the package carries
     record: Mapping[str, Any]  # what this push records in the collection (the next push's baseline)
     previous_version: str | None
+
+    @property
+    def new(self) -> tuple[str, ...]:
+        """Card ids of the notes Anki's importer will add."""
+        return tuple(c.card_id for c in self.changeset.of_kind("added"))
+
+    @property
+    def media(self) -> tuple[str, ...]:
+        """The files the collection's media folder lacks, which the package carries."""
+        return self.changeset.media_added
 
 
 @dataclass(frozen=True)
@@ -211,17 +224,24 @@ def plan_push(
             record = read_record(col, namespace)
             baseline: dict[str, Any] = record.get("notes", {}) if record else {}
             existing = dict(col.db.all("select guid, id from notes"))
-            new: list[str] = []
+            notes = {guid: col.get_note(existing[guid]) for guid in shipped if guid in existing}
+            package_media = media_names(package)
+            changeset = against_collection(
+                shipped,
+                {guid: (note.fields, note.tags) for guid, note in notes.items()},
+                media=package_media,
+                media_held=[name for name in package_media if (folder / name).is_file()],
+            )
+            differ = {c.card_id for c in changeset.notes if c.kind != "added"}
             updates: list[NoteUpdate] = []
             conflicting: list[str] = []
             retired: list[str] = []
             moves: list[_Move] = []
             unchanged = 0
             for guid, note in shipped.items():
-                if guid not in existing:
-                    new.append(note.card_id)
+                current = notes.get(guid)
+                if current is None:  # new: the changeset's added notes
                     continue
-                current = col.get_note(existing[guid])
                 if RETIRED_TAG in note.tags and not all(c.queue == -1 for c in current.cards()):
                     retired.append(note.card_id)
                 before = baseline.get(guid)
@@ -231,7 +251,7 @@ def plan_push(
                 if current.mid != note.notetype_id or len(current.fields) != len(note.fields):
                     conflicting.append(note.card_id)
                     continue
-                update = _update(note, current, before, released.get(guid, ()))
+                update = _update(note, current, before, released.get(guid, ())) if note.card_id in differ else None
                 if update is None:
                     unchanged += 1
                 else:
@@ -242,13 +262,12 @@ def plan_push(
         collection=collection,
         package=package,
         namespace=namespace,
-        new=tuple(new),
+        changeset=changeset,
         updates=tuple(updates),
         unchanged=unchanged,
         conflicting=tuple(conflicting),
         retired=tuple(retired),
         moves=tuple(moves),
-        media=tuple(name for name in media_names(package) if not (folder / name).is_file()),
         record={
             "version": version,
             "package": package.name,
