@@ -2,8 +2,9 @@
 
 Each consumer gets a hand-made Changeset and must say exactly what it says (not what it would
 find by comparing the two sides itself); then the changeset a real build of a real project
-computes for a one-card edit, an image edit and a no-op.  (The release bump and the build
-line are fed hand-made changesets in test_changeset.py.)
+computes for a one-card edit, an image edit and a no-op; then push's report and status's lists,
+whose changesets compare the package (or what was shipped) with the learner's collection.
+(The release bump and the build line are fed hand-made changesets in test_changeset.py.)
 """
 
 from __future__ import annotations
@@ -198,3 +199,32 @@ def test_the_changeset_against_a_collection_lists_the_edited_note_and_the_missin
         media_held=["x.png"],
     )
     assert same.empty
+
+
+# -- status: its lists are what a Changeset of the shipped notes against the collection says
+
+
+def test_the_status_lists_render_a_hand_made_changeset() -> None:
+    from deckbuild.apkg.read import ShippedNote
+    from deckbuild.collection.report import status_text
+    from deckbuild.collection.status import StatusReport, from_changeset
+
+    shipped = {
+        g: ShippedNote(g, "", {"CardId": g.upper(), "Answer": f"{g}.", "My notes": ""}, ("t",), 0) for g in ("a", "b", "c")
+    }
+    current = {"A": {"CardId": "A", "Answer": "mine", "My notes": "x"}, "B": {"CardId": "B", "Answer": "b.", "My notes": "y"}}
+    hand_made = Changeset(
+        notes=(
+            NoteChange("A", "changed", ("Answer", "My notes")),
+            NoteChange("B", "changed", ("My notes",)),
+            NoteChange("C", "added"),
+        ),
+        media_added=("gone.png",),
+    )
+    report = StatusReport("collection.anki2", "1.0.0")
+    report.edited, report.missing, report.missing_media = from_changeset(hand_made, shipped, current)
+    text = status_text(report)
+    assert "edited 1, missing 1," in text and "media files missing 1" in text
+    assert "edited: A: Answer\n    shipped: a.\n    now:     mine" in text  # My notes is the learner's own
+    assert "missing: C" in text and "media missing: gone.png" in text
+    assert from_changeset(Changeset(), shipped, current) == ([], [], [])  # reads the changeset, not the sides
