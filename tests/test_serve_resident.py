@@ -138,3 +138,31 @@ def test_after_every_kind_of_save_the_site_and_package_equal_a_fresh_preview_and
     _deckbuild("build", "-C", str(built))
     (package,) = (project / "dist").glob("*.apkg")
     assert (built / "dist" / package.name).read_bytes() == package.read_bytes()
+
+
+def test_the_redraw_set_is_a_function_of_the_changeset() -> None:
+    from deckbuild.changeset import Changeset, NoteChange
+    from deckbuild.preview.redraw import Redraw, redraw
+
+    assert redraw(Changeset()) == Redraw()
+    edited = Changeset(
+        notes=(
+            NoteChange("answer", "changed", ("Back",), media=("chart.png",)),
+            NoteChange("fresh", "added"),
+            NoteChange("new-name", "renamed", previous="old-name"),
+            NoteChange("gone-soon", "retired"),
+        ),
+        leaving=("deleted",),
+        moved=(("moved", "", "Verbs"),),
+        media_added=("new.png",),
+        media_replaced=("chart.png",),
+        media_dropped=("old.png",),
+    )
+    assert redraw(edited) == Redraw(
+        notes=("answer", "fresh", "gone-soon", "moved", "new-name"),
+        gone=("deleted", "old-name"),
+        media=("chart.png", "new.png"),
+        media_gone=("old.png",),
+    )
+    assert redraw(Changeset(notetypes=("vocab",), notes=(NoteChange("answer", "changed"),))) == Redraw(full=True)
+    assert redraw(edited, config_changed=True) == Redraw(full=True)

@@ -183,7 +183,7 @@ def card_views(planned: Plan, sides: Sides) -> list[CardView]:
                     topics=facets.topics,
                     front=front,
                     back=back,
-                    title=visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL)),
+                    title=card_title(front),
                 )
             )
     return views
@@ -196,6 +196,15 @@ _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def card_title(front: str) -> str:
+    """A rendered front as the index lists it: its text without the difficulty/topic line."""
+    return visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL))
+
+
+# Remembered (serve asks again after every save for every card; the sides of unchanged cards
+# are the same strings).
+@functools.lru_cache(maxsize=1 << 16)
 def visible_text(rendered: str) -> str:
     """What a learner reads on a rendered side: style and tags dropped, entities decoded."""
     text = _TAG.sub(" ", _BLOCK.sub(" ", rendered))
