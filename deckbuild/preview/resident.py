@@ -12,6 +12,7 @@ serves a complete package.  The site stays byte-identical to what `deckbuild pre
 
 from __future__ import annotations
 
+import gc
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,17 @@ class Resident:
 
     def redraw_site(self) -> Drawn:
         """Bring the site up to date with the sources; raise a DeckbuildError (site unchanged) if they do not build."""
+        # The cycle collector paused, as plan.py does: a large deck's objects are all alive and
+        # acyclic, and the collector walked every one of them again while the views were made.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._redraw_site()
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _redraw_site(self) -> Drawn:
         settle(self.root, writing=True)  # a write killed half-way is rolled back before the plan reads the project
         if self.shown is None or self.col is None:
             return self._full(plan(self.root, "build"))

@@ -303,19 +303,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
     """Every card, filterable by difficulty, topic and text (inline script; works offline)."""
     difficulties = sorted({v.difficulty for v in views if v.difficulty}, key=_difficulty_rank)
     topics = sorted({prefix for v in views for t in v.topics for prefix in _prefixes(t)})
-    rows = []
-    for view in views:
-        search = " ".join([view.key, view.title, visible_text(view.back), " ".join(view.topics)]).lower()
-        topic_text = " · ".join(t.replace("::", " › ") for t in view.topics)
-        rows.append(
-            f'<li data-difficulty="{html.escape(view.difficulty)}" data-topics="{html.escape(" ".join(view.topics))}"'
-            f' data-text="{html.escape(search)}">'
-            f'<a href="cards/{html.escape(view.key)}.html">'
-            f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
-            f'<span class="pv-kind">{html.escape(view.kind)}</span>'
-            f'<span class="pv-title">{html.escape(shorten_title(view.title, 220))}</span>'
-            f'<span class="pv-sub">{html.escape(view.key)} · {html.escape(topic_text)}</span></a></li>'
-        )
+    rows = [index_row(view) for view in views]
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
     topic_options = "".join(
         f'<option value="{html.escape(t)}">{"  " * t.count("::")}{html.escape(t.rsplit("::", 1)[-1])}</option>' for t in topics
@@ -326,6 +314,22 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
         difficulties=diff_options,
         topics=topic_options,
         rows="\n".join(rows),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def index_row(view: CardView) -> str:
+    """One card's entry in the index (remembered: serve asks for every card's after each save)."""
+    search = " ".join([view.key, view.title, visible_text(view.back), " ".join(view.topics)]).lower()
+    topic_text = " · ".join(t.replace("::", " › ") for t in view.topics)
+    return (
+        f'<li data-difficulty="{html.escape(view.difficulty)}" data-topics="{html.escape(" ".join(view.topics))}"'
+        f' data-text="{html.escape(search)}">'
+        f'<a href="cards/{html.escape(view.key)}.html">'
+        f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
+        f'<span class="pv-kind">{html.escape(view.kind)}</span>'
+        f'<span class="pv-title">{html.escape(shorten_title(view.title, 220))}</span>'
+        f'<span class="pv-sub">{html.escape(view.key)} · {html.escape(topic_text)}</span></a></li>'
     )
 
 
