@@ -48,6 +48,7 @@ def plan(
     seeds: Sequence[Path] = (),
     progress: Progress | None = None,
     variant: str | None = None,
+    package: bool = True,
 ) -> Plan:
     """Run the stages for `goal` and return what it would write; raise a DeckbuildError if it must not.
 
@@ -57,6 +58,8 @@ def plan(
     import: the seed importer's new cards/*.yaml (`seeds`).  `jobs`: worker processes for
     parsing card files and drawing diagrams (None = every core, 1 = this process).  `variant`:
     build or release only that variant of deck.yaml (not the full deck's package).
+    `package=False` (serve, which shows the pages before it writes the package): a build plan
+    without the package's bytes, never to be applied.
     """
     if goal == "import":
         return _import_plan(root, seeds)
@@ -94,6 +97,7 @@ def plan(
                 allow_schema_change=allow_schema_change,
                 progress=progress,
                 variant=variant,
+                package=package,
             )
     except BaseException:
         cache.drop()
@@ -137,6 +141,7 @@ def _plan(
     allow_schema_change: bool,
     progress: Progress | None,
     variant: str | None = None,
+    package: bool = True,
 ) -> Plan:
     from deckbuild import variants as variant_stage
     from deckbuild.apkg.notetypes import NOTETYPES
@@ -233,7 +238,7 @@ def _plan(
     if goal == "release" and variant is None:
         from deckbuild.release.decision import decide
 
-        media = [m.name for m in _media(root, figures, rendered, declared)]
+        media = [m.name for m in package_media(root, figures, rendered, declared)]
         decision = decide(
             root,
             config,
@@ -258,7 +263,7 @@ def _plan(
         # Stage 9b (release --variant): the variant's next version, changes and files.
         from deckbuild.release.variants import decide_variant, require_variant
 
-        media = [m.name for m in _media(root, figures, rendered, declared)]
+        media = [m.name for m in package_media(root, figures, rendered, declared)]
         variant_decision = decide_variant(
             source,
             require_variant(config, variant),
@@ -278,16 +283,16 @@ def _plan(
     stamped, notetype_mods, new_record = _stamp(config, rendered + retired, figures, notetypes, record, clock)
     # Stage 11: the package, in memory, with every file its notes and note types name.
     out = package_path(root, config)
-    media_files = _media(root, figures, rendered + retired, declared)
+    media_files = package_media(root, figures, rendered + retired, declared)
     counts: dict[str, int] = {}
-    package = None
-    if variant is None:
-        package = _package(
+    package_bytes = None
+    if variant is None and package:
+        package_bytes = _package(
             out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts, root / CACHE_DIR
         )
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
     # name (a full-deck release leaves them to the next build).
-    keys = [variant] if variant is not None else [v.key for v in config.variants] if goal == "build" else []
+    keys = [variant] if variant is not None else [v.key for v in config.variants] if goal == "build" and package else []
     chosen = {variant_decision.variant.key: variant_decision.chosen} if variant_decision is not None else {}
     variant_packages = variant_stage.build_packages(source, stamped, notetype_mods, media_files, new_record.extra, keys, chosen)
     # Stage 12: every file to write, in the order that keeps a consistent pair after a kill
@@ -298,12 +303,12 @@ def _plan(
         for path, data in _release_files(decision, variant_decision)
     ]
     outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / RECORD_FILE)))
-    if package is not None:
-        outputs.append(Output(out, package, config.output))
+    if package_bytes is not None:
+        outputs.append(Output(out, package_bytes, config.output))
     outputs += [Output(v.path, v.data, config.output) for v in variant_packages]
     media_count = len(media_files)
     if variant is None:
-        summary = Summary(out, len(stamped), counts["cards"], media_count)  # cards: the package's card rows
+        summary = Summary(out, len(stamped), counts.get("cards", 0), media_count)  # cards: the package's card rows
     else:  # the one variant is what this build or release wrote
         one = variant_packages[0]
         summary = Summary(one.path, one.notes, one.cards, one.media)
@@ -478,7 +483,7 @@ def _package(
     return data
 
 
-def _media(
+def package_media(
     root: Path,
     figures: Mapping[str, tuple[MediaFile, bool]],
     notes: Sequence[RenderedNote],

@@ -59,7 +59,10 @@ def _raw(port: int, path: str, method: str = "GET") -> tuple[int, bytes]:
 @contextlib.contextmanager
 def serving(project: Path, *options: str) -> Iterator[tuple[subprocess.Popen[str], str, int]]:
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    # Its own temp folder, so a test can see what the server left there (other tests run beside it).
+    tmp = _server_tmp(project)
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "TMPDIR": str(tmp)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "deckbuild.cli", "serve", "-C", str(project), "--port", str(port), *options],
         env=env,
@@ -82,6 +85,10 @@ def serving(project: Path, *options: str) -> Iterator[tuple[subprocess.Popen[str
                 proc.communicate()
         elif proc.stdout is not None:
             proc.stdout.close()
+
+
+def _server_tmp(project: Path) -> Path:
+    return project.parent / "server-tmp"
 
 
 def _served_output(project: Path, *options: str) -> str:
@@ -155,7 +162,7 @@ def test_serves_rebuilds_on_edit_shows_problems_and_stops_on_sigint(sample: Path
         output = proc.communicate(timeout=30)[0]
     assert proc.returncode == 0, output
     assert "rebuilt in" in output and "build failed" in output
-    assert not list(sample.rglob("*.tmp")) and not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("deckbuild-preview-*"))
+    assert not list(sample.rglob("*.tmp")) and not list(_server_tmp(sample).glob("deckbuild-preview-*"))
 
 
 TRAVERSALS = [

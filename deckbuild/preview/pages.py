@@ -20,13 +20,15 @@ MANIFEST = "preview-pages.json"
 class SiteWriter:
     """Writes files under `out_dir`, skipping those the manifest says are already there."""
 
-    def __init__(self, out_dir: Path, manifest: Path | None) -> None:
+    def __init__(self, out_dir: Path, manifest: Path | None, known: dict[str, list[object]] | None = None) -> None:
+        """`known`: the files a resident writer wrote last (then the manifest is not read, and
+        a file not written again stays unless dropped: the site is updated, not rewritten)."""
         self.out_dir = out_dir
         self.manifest = manifest
-        self.known: dict[str, list[object]] = {}
-        self.seen: dict[str, list[object]] = {}
+        self.known: dict[str, list[object]] = dict(known) if known is not None else {}
+        self.seen: dict[str, list[object]] = dict(known) if known is not None else {}
         self.written: list[str] = []
-        if manifest is not None and manifest.is_file():
+        if known is None and manifest is not None and manifest.is_file():
             try:
                 data = json.loads(manifest.read_text(encoding="utf-8"))
                 if data.get("out") == str(out_dir.resolve()):
@@ -52,6 +54,10 @@ class SiteWriter:
         atomic_write_bytes(path, data)  # a server reading the page meanwhile sees the old or the new one
         self.seen[rel] = [digest, *(self._stat(path) or [])]
         self.written.append(rel)
+
+    def drop(self, rel: str) -> None:
+        """The file `rel` is no part of the site any more (finish removes it)."""
+        self.seen.pop(rel, None)
 
     def finish(self) -> None:
         """Remove files of the last run that this run did not write; save the manifest."""

@@ -22,10 +22,13 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import DeckbuildError
 from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, DIAGRAMS_DIR, MEDIA_DIR, NOTETYPES_DIR
+
+if TYPE_CHECKING:
+    from deckbuild.preview.resident import Resident
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 20.0
@@ -69,25 +72,35 @@ class State:
     """What the live-reload script waits on: the good site's version and the current problems."""
 
     version: int = 0  # bumped by every successful rebuild
-    seq: int = 0  # bumped by every rebuild, good or bad
+    seq: int = 0  # bumped by every rebuild, good or bad, and when its package is written
     problems: list[str] = field(default_factory=list)
-    package: Path | None = None
+    package: Path | None = None  # the last complete package, which the download link serves
+    packaging: bool = False  # the pages are published, their package is being written
     changed: threading.Condition = field(default_factory=threading.Condition)
     stopping: bool = False
 
-    def publish(self, ok: bool, problems: list[str], package: Path | None) -> None:
+    def publish(self, ok: bool, problems: list[str]) -> None:
         with self.changed:
             if ok:
                 self.version += 1
-                self.package = package
+                self.packaging = True
             self.seq += 1
             self.problems = problems
+            self.changed.notify_all()
+
+    def packaged(self, package: Path | None) -> None:
+        """The package of the published pages is written (None: it could not be)."""
+        with self.changed:
+            if package is not None:
+                self.package = package
+            self.packaging = False
+            self.seq += 1
             self.changed.notify_all()
 
     def wait(self, since: int) -> dict[str, Any]:
         with self.changed:
             self.changed.wait_for(lambda: self.seq != since or self.stopping, timeout=POLL_SECONDS)
-            return {"version": self.version, "seq": self.seq, "problems": list(self.problems)}
+            return {"version": self.version, "seq": self.seq, "problems": list(self.problems), "packaging": self.packaging}
 
 
 def resolve_request(site: Path, raw_path: str) -> Path | None:
@@ -260,29 +273,39 @@ def lan_address() -> str:
             return "127.0.0.1"
 
 
-def _rebuild(root: Path, out: Path, state: State, echo: Echo, reason: str) -> None:
-    from deckbuild.preview.site import write_preview
-
+def _rebuild(site: Resident, state: State, echo: Echo, reason: str) -> None:
+    """One save: the pages first (published at once), then the package they show."""
     started = time.perf_counter()
     try:
-        result = write_preview(root, out, incremental=True)  # each file replaced atomically
-    except DeckbuildError as exc:
+        drawn = site.redraw_site()  # each file replaced atomically
+    except Exception as exc:
+        _failed(state, echo, exc, f"build failed ({reason}); still serving the last good preview:")
+        return
+    state.publish(True, [])
+    pages = sum(1 for f in drawn.written if f.endswith(".html"))
+    how = "redrawn" if drawn.full else "updated"
+    echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {drawn.cards} cards, {pages} pages {how}")
+    try:
+        state.packaged(site.write_package())
+    except Exception as exc:
+        state.packaged(None)
+        _failed(state, echo, exc, "the package could not be written; the download link serves the last one:")
+
+
+def _failed(state: State, echo: Echo, exc: Exception, headline: str) -> None:
+    """A rebuild that raised: the problems on the overlay and the terminal; a bug in deckbuild said as one."""
+    if isinstance(exc, DeckbuildError):
         problems = [p.format() for p in exc.problems()] or [str(exc)]
-        state.publish(False, problems, None)
-        echo(f"build failed ({reason}); still serving the last good preview:")
+        state.publish(False, problems)
+        echo(headline)
         for line in problems:
             echo(f"  {line}")
         return
-    except Exception as exc:  # a bug in deckbuild: keep serving, say so
-        state.publish(False, [f"internal error: {type(exc).__name__}: {exc}"], None)
-        echo(f"internal error while rebuilding: {type(exc).__name__}: {exc}")
-        return
-    state.publish(True, [], result.package)
-    pages = sum(1 for f in result.written if f.endswith(".html"))
-    echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {result.cards} cards, {pages} pages rewritten")
+    state.publish(False, [f"internal error: {type(exc).__name__}: {exc}"])
+    echo(f"internal error while rebuilding: {type(exc).__name__}: {exc}")
 
 
-def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Echo, debounce_ms: int) -> None:
+def _watch(root: Path, site: Resident, state: State, stop: threading.Event, echo: Echo, debounce_ms: int) -> None:
     import watchfiles  # already imported by serve(), in the main thread
 
     root_abs = root.resolve()
@@ -298,7 +321,7 @@ def _watch(root: Path, out: Path, state: State, stop: threading.Event, echo: Ech
 
     for changes in watchfiles.watch(root_abs, watch_filter=SourceFilter(), debounce=debounce_ms, step=50, stop_event=stop):
         names = sorted({Path(p).resolve().relative_to(root_abs).as_posix() for _c, p in changes})
-        _rebuild(root, out, state, echo, ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+        _rebuild(site, state, echo, ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
 
 
 def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, debounce_ms: int = 200) -> None:
@@ -314,6 +337,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
     import watchfiles  # noqa: F401  (see above: never first imported by the watcher thread)
 
     from deckbuild.config import load_config
+    from deckbuild.preview.resident import Resident
 
     if host in ("0.0.0.0", ""):
         import segno
@@ -323,6 +347,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
     config, _problems = load_config(root)
     out = root / (config.output if config is not None else DEFAULT_OUTPUT) / "preview"
     state = State()
+    site = Resident(root, out)
     stop = threading.Event()
 
     def interrupt(*_: object) -> None:
@@ -336,7 +361,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
     watcher: threading.Thread | None = None
     try:
         echo("building the deck and its preview ...")
-        _rebuild(root, out, state, echo, "first build")
+        _rebuild(site, state, echo, "first build")
         server = _bind(host, port, state, out)
         if not is_loopback(host):  # said before the first request can be answered
             echo(open_warning(host))
@@ -344,7 +369,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
         for sig in previous:  # before any thread starts (see the docstring)
             signal.signal(sig, stop_serving)
         threading.Thread(target=server.serve_forever, name="deckbuild-http", daemon=True).start()
-        watcher = threading.Thread(target=_watch, args=(root, out, state, stop, echo, debounce_ms), name="deckbuild-watch")
+        watcher = threading.Thread(target=_watch, args=(root, site, state, stop, echo, debounce_ms), name="deckbuild-watch")
         watcher.start()
         local = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}/"
         echo(f"serving {local} (watching deck.yaml, cards/, media/, notetypes/, diagrams/; Ctrl-C stops)")
@@ -371,6 +396,7 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
             server.server_close()
         if watcher is not None:
             watcher.join()
+        site.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     echo("stopped")

@@ -29,6 +29,9 @@ from deckbuild.model import DIFFICULTIES, Progress
 from deckbuild.writer import atomic_write_bytes, make_folder, remove_file, remove_tree
 
 if TYPE_CHECKING:
+    from anki.cards import CardId
+    from anki.collection import Collection
+
     from deckbuild.plan_result import Plan
     from deckbuild.preview.pages import SiteWriter
 
@@ -94,9 +97,9 @@ def write_preview(
         manifest = root / CACHE_DIR / MANIFEST
         if not (incremental and (out_dir / MARKER).exists()):
             remove_file(manifest)
-            _prepare(out_dir)
+            prepare_site(out_dir)
         writer = SiteWriter(out_dir, manifest if incremental else None)
-        _write_site(out_dir, planned.config.name, views, media, progress, writer)
+        write_site(out_dir, planned.config.name, views, [(p.name, p) for p in media], progress, writer)
         writer.finish()
     result = PreviewResult(out_dir / "index.html", len(views), len(media), tuple(views), tuple(writer.written), planned.package)
     if check_fit:
@@ -115,20 +118,9 @@ Sides = dict[tuple[str, int], tuple[str, str]]
 
 def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[Sides, list[Path]]:
     """Import `package` into a new collection in `workdir`; every card's sides, and the media files."""
-    from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
-
-    col = Collection(str(workdir / "collection.anki2"))
+    col = open_render_collection(package, workdir)
     try:
-        request = ImportAnkiPackageRequest(package_path=str(package), options=ImportAnkiPackageOptions())
-        col.import_anki_package(request)
-        col.models._clear_cache()
-        cards = [col.get_card(cid) for cid in col.find_cards("")]
-        guids = {card.nid: card.note().guid for card in cards}
-        sides: Sides = {}
-        for done, card in enumerate(cards, 1):
-            sides[(guids[card.nid], card.ord)] = (card.question(), card.answer())
-            if progress and (done % 100 == 0 or done == len(cards)):
-                progress(done, len(cards), "rendered cards with the Anki backend")
+        sides = render_sides(col, col.find_cards(""), progress)
         media_dir = Path(col.media.dir())
         media = sorted((p for p in media_dir.iterdir() if p.is_file()), key=lambda p: p.name)
         kept = workdir / "media"
@@ -138,6 +130,36 @@ def render_cards(package: Path, workdir: Path, progress: Progress | None = None)
         return sides, [kept / p.name for p in media]
     finally:
         col.close()
+
+
+def open_render_collection(package: Path, workdir: Path) -> Collection:
+    """A new Anki collection in `workdir` holding `package`: where the backend renders its cards."""
+    from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+
+    col = Collection(str(workdir / "collection.anki2"))
+    try:
+        request = ImportAnkiPackageRequest(package_path=str(package), options=ImportAnkiPackageOptions())
+        col.import_anki_package(request)
+        col.models._clear_cache()
+    except BaseException:
+        col.close()
+        raise
+    return col
+
+
+def render_sides(col: Collection, card_ids: Sequence[CardId], progress: Progress | None = None) -> Sides:
+    """The question and answer sides of the cards `card_ids` of `col`, as the backend renders them."""
+    cards = [col.get_card(cid) for cid in card_ids]
+    guids: dict[int, str] = {}
+    sides: Sides = {}
+    for done, card in enumerate(cards, 1):
+        guid = guids.get(card.nid)
+        if guid is None:
+            guid = guids[card.nid] = card.note().guid
+        sides[(guid, card.ord)] = (card.question(), card.answer())
+        if progress and (done % 100 == 0 or done == len(cards)):
+            progress(done, len(cards), "rendered cards with the Anki backend")
+    return sides
 
 
 def card_views(planned: Plan, sides: Sides) -> list[CardView]:
@@ -161,7 +183,7 @@ def card_views(planned: Plan, sides: Sides) -> list[CardView]:
                     topics=facets.topics,
                     front=front,
                     back=back,
-                    title=visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL)),
+                    title=card_title(front),
                 )
             )
     return views
@@ -174,6 +196,15 @@ _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def card_title(front: str) -> str:
+    """A rendered front as the index lists it: its text without the difficulty/topic line."""
+    return visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL))
+
+
+# Remembered (serve asks again after every save for every card; the sides of unchanged cards
+# are the same strings).
+@functools.lru_cache(maxsize=1 << 16)
 def visible_text(rendered: str) -> str:
     """What a learner reads on a rendered side: style and tags dropped, entities decoded."""
     text = _TAG.sub(" ", _BLOCK.sub(" ", rendered))
@@ -191,7 +222,7 @@ def mathjax_dir() -> Path:
     return root
 
 
-def _prepare(out_dir: Path) -> None:
+def prepare_site(out_dir: Path) -> None:
     """Empty `out_dir` if it is a previous preview; refuse to clobber any other folder."""
     if out_dir.exists():
         if not (out_dir / MARKER).exists() and any(out_dir.iterdir()):
@@ -201,9 +232,15 @@ def _prepare(out_dir: Path) -> None:
     atomic_write_bytes(out_dir / MARKER, b"Written by `deckbuild preview`; replaced on every run.\n")
 
 
-def _write_site(
-    out_dir: Path, deck: str, views: Sequence[CardView], media: Sequence[Path], progress: Progress | None, writer: SiteWriter
+def write_site(
+    out_dir: Path,
+    deck: str,
+    views: Sequence[CardView],
+    media: Sequence[tuple[str, Path]],
+    progress: Progress | None,
+    writer: SiteWriter,
 ) -> None:
+    """Every file of the site: MathJax, the site's assets, `media` (name, file), the pages, the index."""
     # MathJax: the SVG component and the TeX extensions it loads on demand (noerrors, mhchem, ...).
     source = mathjax_dir()
     extensions = source / "input" / "tex" / "extensions"
@@ -214,8 +251,8 @@ def _write_site(
     assets = resources.files("deckbuild.preview") / "assets"
     for name in ("preview.css", "preview.js"):
         writer.write(f"assets/{name}", (assets / name).read_bytes())
-    for path in media:
-        writer.write(f"media/{path.name}", path.read_bytes())
+    for name, path in media:
+        writer.write(f"media/{name}", path.read_bytes())
     for index, view in enumerate(views):
         prev_key = views[index - 1].key if index > 0 else None
         next_key = views[index + 1].key if index + 1 < len(views) else None
@@ -266,19 +303,7 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
     """Every card, filterable by difficulty, topic and text (inline script; works offline)."""
     difficulties = sorted({v.difficulty for v in views if v.difficulty}, key=_difficulty_rank)
     topics = sorted({prefix for v in views for t in v.topics for prefix in _prefixes(t)})
-    rows = []
-    for view in views:
-        search = " ".join([view.key, view.title, visible_text(view.back), " ".join(view.topics)]).lower()
-        topic_text = " · ".join(t.replace("::", " › ") for t in view.topics)
-        rows.append(
-            f'<li data-difficulty="{html.escape(view.difficulty)}" data-topics="{html.escape(" ".join(view.topics))}"'
-            f' data-text="{html.escape(search)}">'
-            f'<a href="cards/{html.escape(view.key)}.html">'
-            f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
-            f'<span class="pv-kind">{html.escape(view.kind)}</span>'
-            f'<span class="pv-title">{html.escape(shorten_title(view.title, 220))}</span>'
-            f'<span class="pv-sub">{html.escape(view.key)} · {html.escape(topic_text)}</span></a></li>'
-        )
+    rows = [index_row(view) for view in views]
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
     topic_options = "".join(
         f'<option value="{html.escape(t)}">{"  " * t.count("::")}{html.escape(t.rsplit("::", 1)[-1])}</option>' for t in topics
@@ -289,6 +314,22 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
         difficulties=diff_options,
         topics=topic_options,
         rows="\n".join(rows),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def index_row(view: CardView) -> str:
+    """One card's entry in the index (remembered: serve asks for every card's after each save)."""
+    search = " ".join([view.key, view.title, visible_text(view.back), " ".join(view.topics)]).lower()
+    topic_text = " · ".join(t.replace("::", " › ") for t in view.topics)
+    return (
+        f'<li data-difficulty="{html.escape(view.difficulty)}" data-topics="{html.escape(" ".join(view.topics))}"'
+        f' data-text="{html.escape(search)}">'
+        f'<a href="cards/{html.escape(view.key)}.html">'
+        f'<span class="pv-d pv-d-{html.escape(view.difficulty)}">{html.escape(view.difficulty or "–")}</span>'
+        f'<span class="pv-kind">{html.escape(view.kind)}</span>'
+        f'<span class="pv-title">{html.escape(shorten_title(view.title, 220))}</span>'
+        f'<span class="pv-sub">{html.escape(view.key)} · {html.escape(topic_text)}</span></a></li>'
     )
 
 

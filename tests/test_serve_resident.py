@@ -1,0 +1,168 @@
+"""`deckbuild serve`'s resident edit loop: after every kind of save, the site and the package a
+serve process leaves are the ones a fresh `deckbuild preview` and `deckbuild build` write."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from conftest import copy_project, write_tree
+from images import png
+from test_serve import DEADLINE, _edit, serving
+
+QA_CARDS = """\
+- id: plain-answer
+  question: What does a resident loop keep?
+  answer: The last plan.
+  difficulty: easy
+  topics: [serve::loop]
+"""
+
+
+def _events(base: str, since: int) -> dict[str, object]:
+    with urllib.request.urlopen(f"{base}__deckbuild/events?since={since}", timeout=60) as response:
+        data: dict[str, object] = json.loads(response.read())
+    return data
+
+
+def _settled(base: str, after: dict[str, object], broken: bool = False) -> dict[str, object]:
+    """The serve state once the save made after `after` is published (its package written, for a good one)."""
+    end = time.monotonic() + DEADLINE
+    seen = after
+    while time.monotonic() < end:
+        seen = _events(base, int(str(seen["seq"])))
+        if broken and seen["problems"]:
+            return seen
+        published = not seen["problems"] and int(str(seen["version"])) > int(str(after["version"]))
+        if not broken and published and not seen["packaging"]:
+            return seen
+    raise AssertionError(f"timed out waiting for the save to be published (last state {seen})")
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _sources(project: Path, dest: Path) -> Path:
+    """A copy of what a build reads: no dist/, no cache."""
+    shutil.copytree(project, dest, ignore=shutil.ignore_patterns("dist", ".deckbuild-cache"))
+    return dest
+
+
+def _same_as_fresh(project: Path, work: Path) -> None:
+    """The served site and package equal what a preview of a copy of the sources writes, with no cache."""
+    from deckbuild.preview.site import write_preview
+
+    fresh = _sources(project, work / "fresh")
+    write_preview(fresh, work / "site")
+    served, previewed = _tree(project / "dist" / "preview"), _tree(work / "site")
+    assert sorted(served) == sorted(previewed)
+    assert [name for name in served if served[name] != previewed[name]] == []
+    (package,) = (project / "dist").glob("*.apkg")
+    assert (fresh / "dist" / package.name).read_bytes() == package.read_bytes()
+    shutil.rmtree(work)
+
+
+def _deckbuild(*args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "deckbuild.cli", *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_after_every_kind_of_save_the_site_and_package_equal_a_fresh_preview_and_build(tmp_path: Path) -> None:
+    project = copy_project("declared", tmp_path)
+    write_tree(project, {"cards/plain.yaml": QA_CARDS})
+    verbs, clozes = project / "cards" / "verbs.yaml", project / "cards" / "clozes.yaml"
+    with serving(project) as (proc, base, _port):
+        state = _settled(base, {"seq": -1, "version": 0})
+        _same_as_fresh(project, tmp_path / "step")
+        # an answer edit
+        _edit(project / "cards" / "plain.yaml", "The last plan.", "The last plan, and the pages.")
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # a card added
+        (project / "cards" / "plain.yaml").write_text(
+            (project / "cards" / "plain.yaml").read_text(encoding="utf-8")
+            + "- id: second-answer\n  question: And what does it render?\n  answer: Only what changed.\n"
+            "  difficulty: medium\n  topics: [serve::loop]\n",
+            encoding="utf-8",
+        )
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # a card deleted
+        _edit(clozes, "- id: silent-word\n  notetype: absent\n  fields:\n    Word: 静か\n", "")
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # an id renamed, the old one kept in previous_ids
+        _edit(verbs, "  - id: nomu\n", "  - id: nomu-verb\n    previous_ids: [nomu]\n")
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # a media file replaced
+        (project / "media" / "miru.png").write_bytes(png(shade=200, width=3, height=3))
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # deck.yaml edited
+        _edit(project / "deck.yaml", "A sample project", "A sample deck project")
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # a note type's template edited
+        _edit(project / "notetypes" / "vocab" / "back.html", '<div class="meaning">', '<div class="meaning" lang="en">')
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        # a broken save, then its fix
+        _edit(verbs, "      Meaning: to eat\n", "      Meaning: [to eat\n")
+        state = _settled(base, state, broken=True)
+        _edit(verbs, "      Meaning: [to eat\n", "      Meaning: to eat, to have a meal\n")
+        state = _settled(base, state)
+        _same_as_fresh(project, tmp_path / "step")
+        time.sleep(1.0)  # no save left unseen: the last state is still the one settled on
+        assert _events(base, -1)["seq"] == state["seq"]
+        assert b"to have a meal" in urllib.request.urlopen(base + "cards/taberu.c1.html", timeout=30).read()
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, output
+    # the note edits updated the site; deck.yaml and the template redrew it; a failed save did neither
+    rebuilt = [line.rsplit(" ", 1)[-1] for line in output.splitlines() if line.startswith("rebuilt in")]
+    assert rebuilt == ["redrawn", *["updated"] * 5, "redrawn", "redrawn", "updated"], output
+    fresh = _sources(project, tmp_path / "fresh")
+    _deckbuild("preview", "-C", str(fresh), "--out", str(tmp_path / "site"))
+    served, previewed = _tree(project / "dist" / "preview"), _tree(tmp_path / "site")
+    assert sorted(served) == sorted(previewed)
+    assert [name for name in served if served[name] != previewed[name]] == []
+    built = _sources(project, tmp_path / "built")
+    _deckbuild("build", "-C", str(built))
+    (package,) = (project / "dist").glob("*.apkg")
+    assert (built / "dist" / package.name).read_bytes() == package.read_bytes()
+
+
+def test_the_redraw_set_is_a_function_of_the_changeset() -> None:
+    from deckbuild.changeset import Changeset, NoteChange
+    from deckbuild.preview.redraw import Redraw, redraw
+
+    assert redraw(Changeset()) == Redraw()
+    edited = Changeset(
+        notes=(
+            NoteChange("answer", "changed", ("Back",), media=("chart.png",)),
+            NoteChange("fresh", "added"),
+            NoteChange("new-name", "renamed", previous="old-name"),
+            NoteChange("gone-soon", "retired"),
+        ),
+        leaving=("deleted",),
+        moved=(("moved", "", "Verbs"),),
+        media_added=("new.png",),
+        media_replaced=("chart.png",),
+        media_dropped=("old.png",),
+    )
+    assert redraw(edited) == Redraw(
+        notes=("answer", "fresh", "gone-soon", "moved", "new-name"),
+        gone=("deleted", "old-name"),
+        media=("chart.png", "new.png"),
+        media_gone=("old.png",),
+    )
+    assert redraw(Changeset(notetypes=("vocab",), notes=(NoteChange("answer", "changed"),))) == Redraw(full=True)
+    assert redraw(edited, config_changed=True) == Redraw(full=True)
