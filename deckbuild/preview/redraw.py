@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from deckbuild.changeset import Baseline, Changeset, changes
-from deckbuild.model import RETIRED_TAG
 
 if TYPE_CHECKING:
     from deckbuild.model import MediaFile
@@ -43,19 +42,6 @@ def redraw(changed: Changeset, *, config_changed: bool = False) -> Redraw:
     return Redraw(False, tuple(sorted(notes)), tuple(sorted(gone - notes)), tuple(media), tuple(changed.media_dropped))
 
 
-@dataclass(frozen=True)
-class _Shown:
-    """A note as the site shows it (changeset.OldNote)."""
-
-    card_id: str
-    guid: str
-    notetype: str
-    fields: tuple[str, ...]
-    tags: tuple[str, ...]
-    deck: str
-    retired: bool
-
-
 def shown_changes(shown: Plan, planned: Plan, shown_media: Mapping[str, str], media: Mapping[str, str]) -> Changeset:
     """The changeset between the notes, note types and media (name -> sha256) of the plan the
     site shows and those of `planned`."""
@@ -63,7 +49,7 @@ def shown_changes(shown: Plan, planned: Plan, shown_media: Mapping[str, str], me
     base = Baseline(
         {n.card_id: n.content_hash for n in old},
         {n.guid: n.card_id for n in old},
-        {n.card_id: _Shown(n.card_id, n.guid, n.notetype, n.fields, n.tags, n.deck, RETIRED_TAG in n.tags) for n in old},
+        {n.card_id: n for n in old},  # a RenderedNote is a changeset.OldNote
         {k: nt.content_hash() for k, nt in shown.notetypes.items()},
         shown_media,
     )
