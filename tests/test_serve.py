@@ -249,6 +249,25 @@ def test_an_open_page_reloads_by_itself_after_an_edit(sample: Path) -> None:
         page.wait_for_selector("#db-serve-problems", state="detached", timeout=int(DEADLINE * 1000))
 
 
+def test_an_open_page_of_another_card_goes_to_the_card_just_saved(sample: Path) -> None:
+    """The author keeps one card open and edits another: the open page follows the edit; a page
+    of the edited card itself reloads in place."""
+    from browser import launch_browser
+
+    cards = sample / "cards" / "basics.yaml"
+    with serving(sample) as (_proc, base, _port), launch_browser() as browser:
+        page = browser.new_page()
+        page.goto(base + "cards/math-answer.html")
+        page.wait_for_selector("#qa .db-question")
+        _edit(cards, "Which way does a batch-norm axis run?", "Which way does the batch-norm axis run?")
+        page.wait_for_url("**/cards/figure-card.html", timeout=int(DEADLINE * 1000))
+        page.wait_for_function("document.body.innerText.includes('the batch-norm axis run')", timeout=int(DEADLINE * 1000))
+        page.evaluate("window.__notReloaded = true")
+        _edit(cards, "Which way does the batch-norm axis run?", "Along which axis does batch norm run?")
+        page.wait_for_function("document.body.innerText.includes('Along which axis')", timeout=int(DEADLINE * 1000))
+        assert page.url.endswith("/cards/figure-card.html") and page.evaluate("window.__notReloaded === undefined")
+
+
 def test_incremental_preview_rewrites_only_the_edited_cards_pages_and_matches_a_full_one(sample: Path, tmp_path: Path) -> None:
     from deckbuild.preview.site import write_preview
 

@@ -54,6 +54,7 @@ class Drawn:
     cards: int
     written: tuple[str, ...]
     full: bool
+    saved: tuple[str, ...] = ()  # the page keys of the cards the save changed (none for a full redraw)
 
 
 class Resident:
@@ -223,7 +224,8 @@ class Resident:
         writer.write("index.html", index_page(deck, views).encode("utf-8"))
         writer.finish()
         self.files, self.views, self.shown, self.media = writer.seen, views, planned, dict(media)
-        return Drawn(len(views), tuple(writer.written), False)
+        saved = tuple(v.key for v in views if v.card_id in set(todo.notes))
+        return Drawn(len(views), tuple(writer.written), False, saved)
 
 
 def _media(root: Path, planned: Plan) -> dict[str, MediaFile]:

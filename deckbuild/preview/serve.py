@@ -57,7 +57,15 @@ LIVERELOAD_JS = """\
       .then(function (r) { return r.json(); })
       .then(function (s) {
         seq = s.seq;
-        if (s.version !== version) { location.reload(); return; }
+        if (s.version !== version) {
+          // A card page of another card goes to the card just saved; its own page (and the index) reloads.
+          var path = location.pathname, here = path.indexOf("/cards/") === 0 && path.slice(-5) === ".html";
+          var key = here ? decodeURIComponent(path.slice(7, -5)) : "";
+          if (here && s.saved.length && s.saved.indexOf(key) < 0) {
+            location.href = "/cards/" + encodeURIComponent(s.saved[0]) + ".html";
+          } else { location.reload(); }
+          return;
+        }
         overlay(s.problems); poll();
       })
       .catch(function () { setTimeout(poll, 1000); });
@@ -76,14 +84,16 @@ class State:
     problems: list[str] = field(default_factory=list)
     package: Path | None = None  # the last complete package, which the download link serves
     packaging: bool = False  # the pages are published, their package is being written
+    saved: tuple[str, ...] = ()  # the card pages the last good save changed (none for a full redraw)
     changed: threading.Condition = field(default_factory=threading.Condition)
     stopping: bool = False
 
-    def publish(self, ok: bool, problems: list[str]) -> None:
+    def publish(self, ok: bool, problems: list[str], saved: tuple[str, ...] = ()) -> None:
         with self.changed:
             if ok:
                 self.version += 1
                 self.packaging = True
+                self.saved = saved
             self.seq += 1
             self.problems = problems
             self.changed.notify_all()
@@ -100,7 +110,13 @@ class State:
     def wait(self, since: int) -> dict[str, Any]:
         with self.changed:
             self.changed.wait_for(lambda: self.seq != since or self.stopping, timeout=POLL_SECONDS)
-            return {"version": self.version, "seq": self.seq, "problems": list(self.problems), "packaging": self.packaging}
+            return {
+                "version": self.version,
+                "seq": self.seq,
+                "problems": list(self.problems),
+                "packaging": self.packaging,
+                "saved": list(self.saved),
+            }
 
 
 def resolve_request(site: Path, raw_path: str) -> Path | None:
@@ -281,7 +297,7 @@ def _rebuild(site: Resident, state: State, echo: Echo, reason: str) -> None:
     except Exception as exc:
         _failed(state, echo, exc, f"build failed ({reason}); still serving the last good preview:")
         return
-    state.publish(True, [])
+    state.publish(True, [], drawn.saved)
     pages = sum(1 for f in drawn.written if f.endswith(".html"))
     how = "redrawn" if drawn.full else "updated"
     echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {drawn.cards} cards, {pages} pages {how}")
