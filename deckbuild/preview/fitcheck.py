@@ -33,10 +33,11 @@ async ([night, side, settle = true]) => {
   document.documentElement.classList.toggle("night-mode", night);
   document.body.classList.toggle("nightMode", night);
   document.body.classList.toggle("night_mode", night);
-  // Let the card's own script react to a resize or new content (two frames: resize event,
-  // then layout).  `settle` false: only the night classes changed since the last call, which
-  // the card's script does not watch; the measurements below force the new style and layout.
-  if (settle) await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // Let the card's own script react to a resize or new content: one frame (a frame dispatches
+  // its resize events before its animation callbacks; the measurements below force the new
+  // style and layout).  `settle` false: only the night classes changed since the last call,
+  // which the card's script does not watch.
+  if (settle) await new Promise((done) => requestAnimationFrame(done));
   const problems = [];
   const width = window.innerWidth;
   const qa = document.getElementById("qa");
