@@ -305,7 +305,8 @@ def _rebuild(site: Resident, state: State, echo: Echo, reason: str) -> None:
         state.packaged(site.write_package())
     except Exception as exc:
         state.packaged(None)
-        _failed(state, echo, exc, "the package could not be written; the download link serves the last one:")
+        # The package is planned again from the sources: a save made meanwhile may not build.
+        _failed(state, echo, exc, "build failed while writing the package; the download link serves the last one:")
 
 
 def _failed(state: State, echo: Echo, exc: Exception, headline: str) -> None:
