@@ -4,7 +4,7 @@ build line show of it.  Data only: plan.py fills it, apply.py and the commands r
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -123,13 +123,20 @@ def changeset(plan: Plan) -> Changeset:
     build record and the last release it read, its hand-made images, note types and outputs."""
     base = build_baseline(plan.before, plan.last_release)
     images = {m.name: m.hash for m, _ill in plan.figures.values() if m.source}  # a drawn diagram is named by its content
+    return changes_against(
+        base, plan, images, files=(o.path for o in plan.outputs if o.base is None or o.base != _sha256(o.data))
+    )
+
+
+def changes_against(base: Baseline, plan: Plan, media: Mapping[str, str], files: Iterable[Path] = ()) -> Changeset:
+    """`plan`'s notes, note types and `media` (name -> sha256) against `base`."""
     return changes(
         base,
         [s.note for s in plan.notes],
         field_names={k: nt.fields for k, nt in plan.notetypes.items()},
         notetypes={k: nt.content_hash() for k, nt in plan.notetypes.items()},
-        media=images,
-        files=(o.path for o in plan.outputs if o.base is None or o.base != _sha256(o.data)),
+        media=media,
+        files=files,
     )
 
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from deckbuild.changeset import Baseline, Changeset, changes
+from deckbuild.changeset import Baseline, Changeset
+from deckbuild.plan_result import changes_against
 
 if TYPE_CHECKING:
     from deckbuild.model import MediaFile
@@ -53,13 +54,7 @@ def shown_changes(shown: Plan, planned: Plan, shown_media: Mapping[str, str], me
         {k: nt.content_hash() for k, nt in shown.notetypes.items()},
         shown_media,
     )
-    return changes(
-        base,
-        [s.note for s in planned.notes],
-        field_names={k: nt.fields for k, nt in planned.notetypes.items()},
-        notetypes={k: nt.content_hash() for k, nt in planned.notetypes.items()},
-        media=media,
-    )
+    return changes_against(base, planned, media)
 
 
 def media_digests(media: Mapping[str, MediaFile]) -> dict[str, str]:
