@@ -47,6 +47,7 @@ from deckbuild.incremental.codec import (
     note_row,
     note_values,
 )
+from deckbuild.incremental.memo import Memo
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
@@ -72,9 +73,15 @@ class BuildCache:
     """One build's view of the cache; a no-op when `conn` is None."""
 
     def __init__(
-        self, conn: sqlite3.Connection | None, writable: bool, fresh: Path | None = None, made_folder: bool = False
+        self,
+        conn: sqlite3.Connection | None,
+        writable: bool,
+        fresh: Path | None = None,
+        made_folder: bool = False,
+        memo: Memo | None = None,
     ) -> None:
         self._conn = conn
+        self._memo = memo  # what this process's earlier plans read or wrote (serve), looked up first
         self._writable = writable and conn is not None
         self._fresh = fresh  # a new cache file, made beside the one it becomes on keep()
         self._made_folder = made_folder  # the cache folder was made for it (removed again on drop())
@@ -100,6 +107,11 @@ class BuildCache:
 
     def parsed(self, key: bytes) -> tuple[list[Card], list[Problem]] | None:
         """The cards and problems of a card file parsed before, or None."""
+        if self._memo is not None and key in self._memo.parsed:
+            kept_cards, kept_problems, kept_digests = self._memo.parsed[key]
+            self._remember_digests(list(kept_cards), list(kept_digests))
+            self._used_parsed.add(key)
+            return list(kept_cards), list(kept_problems)
         if self._conn is None:
             return None
         try:
@@ -114,6 +126,8 @@ class BuildCache:
             return None
         self._remember_digests(cards, digests)
         self._used_parsed.add(key)
+        if self._memo is not None:
+            self._memo.parsed[key] = (tuple(cards), tuple(result[1]), tuple(digests))
         return result
 
     def store_parsed(
@@ -131,6 +145,8 @@ class BuildCache:
         self._used_parsed.add(key)
         digests = [card_digest(c) for c in cards] if digests is None else digests
         self._remember_digests(cards, digests)
+        if self._memo is not None:
+            self._memo.parsed[key] = (tuple(cards), tuple(problems), tuple(digests))
         try:
             value = encode_parsed(cards, problems, digests) if encoded is None else encoded
             assert self._conn is not None
@@ -163,6 +179,11 @@ class BuildCache:
             self.store_file_facts(path, fresh)
             return fresh
         key = self._file_keys.get(path)
+        if self._memo is not None and key is not None:
+            kept = self._memo.facts.get(key)
+            if kept is not None and len(kept) == count:
+                self._used_facts.add(key)
+                return list(kept)
         if self._conn is None or key is None:
             return None
         from deckbuild.validate import CardFacts
@@ -176,10 +197,14 @@ class BuildCache:
         if facts is None or len(facts) != count:
             return None
         self._used_facts.add(key)
+        if self._memo is not None:
+            self._memo.facts[key] = tuple(facts)
         return facts
 
     def store_file_facts(self, path: str, facts: Sequence[CardFacts]) -> None:
         key = self._file_keys.get(path)
+        if key is not None and self._memo is not None:
+            self._memo.facts[key] = tuple(facts)
         if not self._writable or key is None:
             return
         self._used_facts.add(key)
@@ -247,8 +272,14 @@ class BuildCache:
         """The notes rendered before under these keys: key -> the values of a RenderedNote
         but its `due` (the caller's to set).  Missing or unreadable ones are left out."""
         self._used_notes.update(keys)
+        memo = self._memo
+        found: dict[bytes, dict[str, Any]] = {}
+        if memo is not None:
+            kept = memo.notes
+            found = {k: dict(kept[k]) for k in keys if k in kept}
+            keys = [k for k in keys if k not in found]
         if self._conn is None or not keys:
-            return {}
+            return found
         try:
             self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
             self._conn.execute("DELETE FROM wanted")
@@ -257,11 +288,17 @@ class BuildCache:
             rows = self._conn.execute(
                 f"SELECT notes.key, {NOTE_COLUMNS} FROM notes JOIN wanted ON notes.key = wanted.key WHERE {WELL_FORMED_NOTE}"
             )
-            return {row[0]: note_values(row) for row in rows}
+            read = {row[0]: note_values(row) for row in rows}
         except sqlite3.Error:
-            return {}
+            return found
+        if memo is not None:
+            memo.notes.update((k, dict(v)) for k, v in read.items())
+        found.update(read)
+        return found
 
     def store_note(self, key: bytes, note: RenderedNote) -> None:
+        if self._memo is not None:
+            self._memo.notes[key] = {name: getattr(note, name) for name in NOTE_FIELDS}
         if not self._writable:
             return
         self._used_notes.add(key)
@@ -327,6 +364,8 @@ class BuildCache:
     def keep(self) -> None:
         """Commit what this build learnt and close: called once the command's own files are
         written, so a command that fails leaves the cache as it found it."""
+        if self._memo is not None:
+            self._memo.retain(self._used_parsed, self._used_facts, self._used_notes)
         if self._conn is None:
             return
         try:
@@ -374,7 +413,7 @@ def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
     conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")  # noqa: S608 -- table is ours
 
 
-def open_cache(root: Path, *, writable: bool) -> BuildCache:
+def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> BuildCache:
     """The project's cache; read-only for `check`.  Never raises for a broken cache file.
 
     Everything a build writes into it stays in one uncommitted transaction until the caller
@@ -409,7 +448,7 @@ def open_cache(root: Path, *, writable: bool) -> BuildCache:
                 fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
                 remove_file(fresh)
                 conn = _connect(fresh)
-    return BuildCache(conn, writable, fresh if conn is not None else None, made_folder)
+    return BuildCache(conn, writable, fresh if conn is not None else None, made_folder, memo)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
