@@ -146,15 +146,15 @@ def changes(
 
 
 def _note_change(note: RenderedNote, base: Baseline, field_names: Mapping[str, Sequence[str]]) -> NoteChange | None:
-    media = tuple(sorted(set(note.media)))
     old_hash = base.hashes.get(note.card_id)
+    if old_hash == note.content_hash:  # most notes of a rebuild: nothing else to compute
+        return None
+    media = tuple(sorted(set(note.media)))
     if old_hash is None:
         previous = next((p for p in note.previous_ids if p in base.hashes), "")
         if not previous and base.guids.get(note.guid, note.card_id) != note.card_id:
             previous = base.guids[note.guid]
         return NoteChange(note.card_id, "renamed" if previous else "added", media=media, previous=previous)
-    if old_hash == note.content_hash:
-        return None
     known = base.notes.get(note.card_id)
     kind: NoteKind = "retired" if RETIRED_TAG in note.tags else "changed"
     if known is not None and known.retired:

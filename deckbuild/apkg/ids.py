@@ -7,6 +7,7 @@ that an edit to a card's text never changes its identity.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -100,6 +101,7 @@ def _hash_int(*parts: str, bits: int = 52) -> int:
     return int.from_bytes(digest[:8], "big") >> (64 - bits)
 
 
+@functools.lru_cache(maxsize=1 << 18)  # asked for every card several times per build; serve builds again and again
 def note_guid(namespace: str, card_id: str) -> str:
     """The note GUID: a function of the deck namespace and the card id only."""
     digest = hashlib.sha256(f"deckbuild-guid\x1f{namespace}\x1f{card_id}".encode()).digest()
