@@ -45,7 +45,7 @@ STAGES = (
     ("deckbuild.figures", "figures"),
     ("deckbuild.plan", "_render"),
     ("deckbuild.plan", "_stamp"),
-    ("deckbuild.plan", "_package"),
+    ("deckbuild.plan", "deck_package"),
     ("deckbuild.apply", "apply"),
 )
 WAITING = "waiting for workers (wall - CPU)"

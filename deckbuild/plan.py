@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING
 from deckbuild.errors import LocatedError, Location, ProjectInvalid, has_errors
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
+from deckbuild.packaging import deck_package, package_media
 from deckbuild.plan_result import Goal, Output, Plan, Summary, file_digest, package_path
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
     from deckbuild.incremental.cache import BuildCache
+    from deckbuild.incremental.memo import Memo
     from deckbuild.model import Card, DeckConfig, MediaFile, RenderedNote, StampedNote
     from deckbuild.release.decision import ReleaseDecision
     from deckbuild.release.record import Clock, Record
@@ -49,6 +51,7 @@ def plan(
     progress: Progress | None = None,
     variant: str | None = None,
     package: bool = True,
+    memo: Memo | None = None,
 ) -> Plan:
     """Run the stages for `goal` and return what it would write; raise a DeckbuildError if it must not.
 
@@ -59,7 +62,8 @@ def plan(
     parsing card files and drawing diagrams (None = every core, 1 = this process).  `variant`:
     build or release only that variant of deck.yaml (not the full deck's package).
     `package=False` (serve, which shows the pages before it writes the package): a build plan
-    without the package's bytes, never to be applied.
+    without the package's bytes, never to be applied.  `memo`: cache entries kept in memory
+    by a process that plans again and again (serve; incremental/memo.py).
     """
     if goal == "import":
         return _import_plan(root, seeds)
@@ -82,7 +86,7 @@ def plan(
 
     # The cache is written only inside a deck project (never a stray folder in the wrong place),
     # and kept only once the plan's outputs are written (apply); a failed plan drops its entries.
-    cache = open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file())
+    cache = open_cache(root, writable=goal != "check" and (root / CONFIG_FILE).is_file(), memo=memo)
     try:
         with _no_cycle_collection():
             planned = _plan(
@@ -287,7 +291,7 @@ def _plan(
     counts: dict[str, int] = {}
     package_bytes = None
     if variant is None and package:
-        package_bytes = _package(
+        package_bytes = deck_package(
             out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts, root / CACHE_DIR
         )
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
@@ -322,6 +326,7 @@ def _plan(
         problems=tuple(problems),
         figures=figures,
         notes=tuple(stamped),
+        notetype_mods=notetype_mods,
         record=new_record,
         before=before,
         last_release=last_release,
@@ -439,60 +444,3 @@ def _stamp(
     new_record = identity.remember(new_record, config, [m for m, _ill in figures.values()])
     new_record = variants.remember(new_record, config)  # the variants' deck names
     return stamped, notetype_mods, new_record
-
-
-def _package(
-    out: Path,
-    config: DeckConfig,
-    stamped: Sequence[StampedNote],
-    notetype_mods: Mapping[str, int],
-    notetypes: Mapping[str, NoteType],
-    media: Sequence[MediaFile],
-    record: Record,
-    cache: BuildCache,
-    counts: dict[str, int],
-    work_dir: Path | None = None,
-) -> bytes:
-    """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
-    where the collection may be built (apkg/package.py)."""
-    from deckbuild.apkg.package import write_package
-    from deckbuild.release import versioning
-    from deckbuild.render import markdown_html, plain
-
-    latest = versioning.description_changes(record.extra)
-    description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
-    if latest:
-        description += f"<p>{plain(latest)}</p>"
-    if config.description_html is not None:  # as written: an import replaces the learner's description
-        description = config.description_html
-    card_ords = cache.card_ords()
-    data = write_package(
-        out,
-        deck_name=config.name,
-        deck_description=description,
-        namespace=config.namespace,
-        notetypes=notetypes,
-        notetype_mods=notetype_mods,
-        notes=stamped,
-        media=media,
-        card_ords=card_ords,
-        counts=counts,
-        work_dir=work_dir,
-    )
-    cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
-    return data
-
-
-def package_media(
-    root: Path,
-    figures: Mapping[str, tuple[MediaFile, bool]],
-    notes: Sequence[RenderedNote],
-    declared: Mapping[str, NoteType],
-) -> list[MediaFile]:
-    """Every file the package carries, by name: figures, and what declared notes and templates name."""
-    files = [m for m, _ill in figures.values()]
-    if declared:
-        from deckbuild.notetypes.media import notes_media
-
-        files += notes_media(root, [n.fields for n in notes if n.notetype in declared], declared)
-    return sorted({m.name: m for m in files}.values(), key=lambda m: m.name)

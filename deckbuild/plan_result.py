@@ -75,6 +75,7 @@ class Plan:
     problems: tuple[Problem, ...] = ()  # sorted by place; warnings only, unless goal is "check"
     figures: Mapping[str, tuple[MediaFile, bool]] = field(default_factory=dict)
     notes: tuple[StampedNote, ...] = ()  # every note of the package, in study order, retired ones last
+    notetype_mods: Mapping[str, int] = field(default_factory=dict)  # each note type's mod, as the package stamps it
     record: Record | None = None  # the build record as this plan leaves it
     # What was last built, as the plan read it (changeset.py compares the plan with these):
     # the build record before this plan, and the last release's snapshot.
@@ -179,19 +180,22 @@ def package_path(root: Path, config: DeckConfig) -> Path:
 
 def note_facets(cards: Sequence[Card], notes: Sequence[StampedNote]) -> dict[str, Facets]:
     """What every note's tags say about it (kind::, difficulty::, topic::, as Anki will show them), and its card's place."""
+    where = {card.id: card.location for card in cards}
+    return {
+        s.note.card_id: Facets(*tag_facets(s.note.tags), where.get(s.note.card_id))  # None: a retired note (no source left)
+        for s in notes
+    }
+
+
+def tag_facets(tags: Sequence[str]) -> tuple[str, str, tuple[str, ...]]:
+    """A note's kind, difficulty and topics, as its tags say them."""
     from deckbuild.notes import DIFFICULTY_TAG, KIND_TAG, TOPIC_TAG
 
-    where = {card.id: card.location for card in cards}
-    facets = {}
-    for stamped in notes:
-        tags = stamped.note.tags
-        facets[stamped.note.card_id] = Facets(
-            next((t.removeprefix(KIND_TAG) for t in tags if t.startswith(KIND_TAG)), "qa"),
-            next((t.removeprefix(DIFFICULTY_TAG) for t in tags if t.startswith(DIFFICULTY_TAG)), ""),
-            tuple(t.removeprefix(TOPIC_TAG) for t in tags if t.startswith(TOPIC_TAG)),
-            where.get(stamped.note.card_id),  # None for a retired note: no source left
-        )
-    return facets
+    return (
+        next((t.removeprefix(KIND_TAG) for t in tags if t.startswith(KIND_TAG)), "qa"),
+        next((t.removeprefix(DIFFICULTY_TAG) for t in tags if t.startswith(DIFFICULTY_TAG)), ""),
+        tuple(t.removeprefix(TOPIC_TAG) for t in tags if t.startswith(TOPIC_TAG)),
+    )
 
 
 def file_digest(path: Path) -> str:

@@ -22,7 +22,7 @@ def test_stage_profile_runs_and_lists_every_stage() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = {line.split("|")[1].strip(): line.split("|")[2:4] for line in proc.stdout.splitlines() if line.startswith("| ")}
-    for stage in ("load_cards", "validate_cards", "_render", "_stamp", "_package", "apply", "total CPU"):
+    for stage in ("load_cards", "validate_cards", "_render", "_stamp", "deck_package", "apply", "total CPU"):
         assert stage in rows, proc.stdout
         assert all(float(cell) >= 0 for cell in rows[stage]), rows[stage]
-    assert float(rows["_render"][0]) > 0 and float(rows["_package"][1]) > 0  # the stages ran, and were timed
+    assert float(rows["_render"][0]) > 0 and float(rows["deck_package"][1]) > 0  # the stages ran, and were timed

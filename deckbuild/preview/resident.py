@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply, settle
+from deckbuild.incremental.memo import Memo
 from deckbuild.layout import CACHE_DIR
-from deckbuild.plan import package_media, plan
+from deckbuild.packaging import package_media, with_package
+from deckbuild.plan import plan
 from deckbuild.preview.pages import MANIFEST, SiteWriter
 from deckbuild.preview.redraw import Redraw, media_digests, redraw, shown_changes
 from deckbuild.preview.site import (
@@ -76,6 +78,7 @@ class Resident:
         self.views: list[CardView] = []
         self.files: dict[str, list[object]] | None = None  # the site's files, as the writer left them
         self.pending: Plan | None = None  # the plan whose package write_package writes
+        self.memo = Memo()  # the cache entries the last plan used, kept in memory for the next
 
     def close(self) -> None:
         if self.col is not None:
@@ -100,8 +103,8 @@ class Resident:
     def _redraw_site(self) -> Drawn:
         settle(self.root, writing=True)  # a write killed half-way is rolled back before the plan reads the project
         if self.shown is None or self.col is None:
-            return self._full(plan(self.root, "build"))
-        planned = plan(self.root, "build", package=False)
+            return self._full(plan(self.root, "build", memo=self.memo))
+        planned = plan(self.root, "build", package=False, memo=self.memo)
         planned.keep_cache()  # the sources build: what it parsed is kept, and the cache is free for the next plan
         media = _media(self.root, planned)
         digests = media_digests(media)
@@ -109,8 +112,8 @@ class Resident:
         todo = redraw(changed, config_changed=planned.config != self.shown.config)
         try:
             if todo.full or not self._replace_notes(planned, todo):
-                return self._full(plan(self.root, "build"))
-            self.pending = None
+                return self._full(plan(self.root, "build", memo=self.memo))
+            self.pending = planned  # its package: write_package
             drawn = self._write_changes(planned, todo, media)
         except BaseException:
             self.shown = None  # the collection may be half-updated: the next save redraws everything
@@ -119,9 +122,11 @@ class Resident:
         return drawn
 
     def write_package(self) -> Path:
-        """Write the package (and the record) of the sources the site shows: a full build plan."""
-        planned = self.pending if self.pending is not None else plan(self.root, "build")
+        """Write the package (and the record) of the sources the site shows, from the plan it shows."""
+        planned = self.pending if self.pending is not None else plan(self.root, "build", memo=self.memo)
         self.pending = None
+        if planned.package not in {o.path for o in planned.outputs}:  # planned without the package
+            planned = with_package(planned)
         apply(planned)
         assert planned.package is not None
         return planned.package
@@ -201,13 +206,17 @@ class Resident:
 
     def _write_changes(self, planned: Plan, todo: Redraw, media: Mapping[str, MediaFile]) -> Drawn:
         assert planned.config is not None
-        views = card_views(planned, self.sides)
+        redrawn = set(todo.notes)
+        kept: dict[str, list[CardView]] = {}
+        for view in self.views:  # an unchanged note shows the same cards: its views are kept
+            if view.card_id not in redrawn:
+                kept.setdefault(view.card_id, []).append(view)
+        views = card_views(planned, self.sides, kept)
         deck = planned.config.name
         writer = SiteWriter(self.out, self.manifest, known=self.files)
         keys = [v.key for v in views]
         old_keys = [v.key for v in self.views]
         if keys == old_keys:  # the same cards in the same order: only the redrawn ones' pages change
-            redrawn = set(todo.notes)
             indices: Sequence[int] = [i for i, v in enumerate(views) if v.card_id in redrawn]
         else:  # each page shows its number, the total and its neighbours
             indices = range(len(views))
@@ -224,7 +233,7 @@ class Resident:
         writer.write("index.html", index_page(deck, views).encode("utf-8"))
         writer.finish()
         self.files, self.views, self.shown, self.media = writer.seen, views, planned, dict(media)
-        saved = tuple(v.key for v in views if v.card_id in set(todo.notes))
+        saved = tuple(v.key for v in views if v.card_id in redrawn)
         return Drawn(len(views), tuple(writer.written), False, saved)
 
 

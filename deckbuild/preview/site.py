@@ -17,7 +17,7 @@ import re
 import shutil
 import string
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from deckbuild.errors import PreviewError
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import DIFFICULTIES, Progress
+from deckbuild.plan_result import tag_facets
 from deckbuild.writer import atomic_write_bytes, make_folder, remove_file, remove_tree
 
 if TYPE_CHECKING:
@@ -162,25 +163,31 @@ def render_sides(col: Collection, card_ids: Sequence[CardId], progress: Progress
     return sides
 
 
-def card_views(planned: Plan, sides: Sides) -> list[CardView]:
-    """Every card in study order (the plan's note order, then each cloze number), with the plan's facets."""
+def card_views(planned: Plan, sides: Sides, kept: Mapping[str, Sequence[CardView]] | None = None) -> list[CardView]:
+    """Every card in study order (the plan's note order, then each cloze number), with its note's
+    facets; `kept`: the views of notes known to be unchanged, by card id (serve), used as they are."""
+    kept = kept or {}
     ords: dict[str, list[int]] = {}
-    for guid, ord_ in sorted(sides):
+    for guid, ord_ in sides:
         ords.setdefault(guid, []).append(ord_)
-    views = []
+    views: list[CardView] = []
     for stamped in planned.notes:
         note = stamped.note
-        facets = planned.facets[note.card_id]
-        numbers = ords.get(note.guid, [])
+        same = kept.get(note.card_id)
+        if same is not None:
+            views += same
+            continue
+        kind, difficulty, topics = tag_facets(note.tags)
+        numbers = sorted(ords.get(note.guid, []))
         for ord_ in numbers:
             front, back = sides[(note.guid, ord_)]
             views.append(
                 CardView(
                     key=note.card_id if len(numbers) == 1 else f"{note.card_id}.c{ord_ + 1}",
                     card_id=note.card_id,
-                    kind=facets.kind,
-                    difficulty=facets.difficulty,
-                    topics=facets.topics,
+                    kind=kind,
+                    difficulty=difficulty,
+                    topics=topics,
                     front=front,
                     back=back,
                     title=card_title(front),

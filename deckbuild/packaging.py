@@ -1,0 +1,116 @@
+"""The package stage of a plan: the deck's .apkg (and its variants') from the stamped notes.
+
+plan.py calls it as its last stage; serve, which shows a save's pages from a plan made
+without the package (`package=False`), packages that same plan afterwards (`with_package`)
+instead of planning again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deckbuild.layout import CACHE_DIR, CONFIG_FILE
+from deckbuild.plan_result import Output, Plan, Summary, package_path
+
+if TYPE_CHECKING:
+    from deckbuild.apkg.notetypes import NoteType
+    from deckbuild.incremental.cache import BuildCache
+    from deckbuild.model import DeckConfig, MediaFile, RenderedNote, StampedNote
+    from deckbuild.release.record import Record
+
+
+def with_package(planned: Plan) -> Plan:
+    """A build plan made with `package=False`, with the packages `package=True` would have
+    added (the deck's and its variants'), computed from what the plan holds: serve shows a
+    save's pages from the plan, then writes the package of that same plan."""
+    from deckbuild import variants as variant_stage
+    from deckbuild.incremental.cache import open_cache
+    from deckbuild.variant_selection import Source
+
+    config, record = planned.config, planned.record
+    assert planned.goal == "build" and planned.only_variant is None and config is not None and record is not None
+    root = planned.root
+    declared = {k: nt for k, nt in planned.notetypes.items() if nt.declared}
+    stamped = list(planned.notes)
+    media_files = package_media(root, planned.figures, [s.note for s in stamped], declared)
+    out = package_path(root, config)
+    counts: dict[str, int] = {}
+    cache = open_cache(root, writable=(root / CONFIG_FILE).is_file())  # the card ordinals of the last package
+    try:
+        data = deck_package(
+            out, config, stamped, planned.notetype_mods, planned.notetypes, media_files, record, cache, counts, root / CACHE_DIR
+        )
+        source = Source(root, config, planned.cards, planned.notetypes)
+        keys = [v.key for v in config.variants]
+        packages = variant_stage.build_packages(source, stamped, planned.notetype_mods, media_files, record.extra, keys, {})
+    except BaseException:
+        cache.drop()
+        raise
+    outputs = [*planned.outputs, Output(out, data, config.output), *(Output(v.path, v.data, config.output) for v in packages)]
+    return dataclasses.replace(
+        planned,
+        outputs=tuple(outputs),
+        summary=Summary(out, len(stamped), counts.get("cards", 0), len(media_files)),
+        variants=tuple((v.path, v.notes) for v in packages),
+        cache=cache,
+    )
+
+
+def deck_package(
+    out: Path,
+    config: DeckConfig,
+    stamped: Sequence[StampedNote],
+    notetype_mods: Mapping[str, int],
+    notetypes: Mapping[str, NoteType],
+    media: Sequence[MediaFile],
+    record: Record,
+    cache: BuildCache,
+    counts: dict[str, int],
+    work_dir: Path | None = None,
+) -> bytes:
+    """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
+    where the collection may be built (apkg/package.py)."""
+    from deckbuild.apkg.package import write_package
+    from deckbuild.release import versioning
+    from deckbuild.render import markdown_html, plain
+
+    latest = versioning.description_changes(record.extra)
+    description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
+    if latest:
+        description += f"<p>{plain(latest)}</p>"
+    if config.description_html is not None:  # as written: an import replaces the learner's description
+        description = config.description_html
+    card_ords = cache.card_ords()
+    data = write_package(
+        out,
+        deck_name=config.name,
+        deck_description=description,
+        namespace=config.namespace,
+        notetypes=notetypes,
+        notetype_mods=notetype_mods,
+        notes=stamped,
+        media=media,
+        card_ords=card_ords,
+        counts=counts,
+        work_dir=work_dir,
+    )
+    cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
+    return data
+
+
+def package_media(
+    root: Path,
+    figures: Mapping[str, tuple[MediaFile, bool]],
+    notes: Sequence[RenderedNote],
+    declared: Mapping[str, NoteType],
+) -> list[MediaFile]:
+    """Every file the package carries, by name: figures, and what declared notes and templates name."""
+    files = [m for m, _ill in figures.values()]
+    if declared:
+        from deckbuild.notetypes.media import notes_media
+
+        files += notes_media(root, [n.fields for n in notes if n.notetype in declared], declared)
+    return sorted({m.name: m for m in files}.values(), key=lambda m: m.name)
