@@ -30,9 +30,13 @@ LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
 
 # Run in the page after FIT_JS (which sets night mode, lets the card's script fit the math and
 # checks phone fit): the other problems of the current configuration.
+# Images load asynchronously after a side is swapped in: each is awaited (loaded or failed,
+# at most 5 s) before it is judged, so a busy machine cannot turn "still loading" into "broken".
 CHECK_JS = r"""
-() => {
+async () => {
   const problems = [];
+  const settled = Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
+  await Promise.race([settled, new Promise((done) => setTimeout(done, 5000))]);
   for (const img of document.images) {
     if (!img.complete || img.naturalWidth === 0) problems.push(`image did not load: ${img.getAttribute("src")}`);
   }
