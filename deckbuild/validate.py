@@ -18,9 +18,9 @@ MATH_KEYS = ("question", "answer", "details", "context")
 class FactStore(Protocol):
     """Where the facts of unchanged card files are kept between builds (incremental/cache.py)."""
 
-    def file_facts(self, path: str, count: int) -> list[CardFacts] | None: ...
-
-    def store_file_facts(self, path: str, facts: Sequence[CardFacts]) -> None: ...
+    def run_facts(self, path: str, cards: Sequence[Card], compute: Callable[[Card], CardFacts]) -> list[CardFacts]:
+        """The facts of the cards of one card file (`compute` for those it does not keep)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -86,12 +86,7 @@ def _facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
         while end < len(cards) and cards[end].location.path == path:
             end += 1
         run = cards[start:end]
-        known = store.file_facts(path, len(run)) if store is not None else None
-        if known is None:
-            known = [card_facts(card) for card in run]
-            if store is not None:
-                store.store_file_facts(path, known)
-        out.extend(known)
+        out.extend(store.run_facts(path, run, card_facts) if store is not None else [card_facts(card) for card in run])
         start = end
     return out
 

@@ -378,3 +378,39 @@ def test_a_build_while_another_holds_the_cache_runs_without_it_and_writes_the_sa
         )
     assert run.returncode == 0, run.stderr
     assert next((sample / "dist").glob("*.apkg")).read_bytes() == first
+
+
+def test_a_resident_plan_checks_only_the_edited_card_of_an_edited_file(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve plans again with a Memo after each save: of an edited file, only the edited card
+    is checked on its own again, and the problems are those a plan with no memo and no cache
+    reports (a card moved down by a new line above it is a new place, so it is checked too)."""
+    import deckbuild.validate as validate
+    from deckbuild.incremental.memo import Memo
+    from deckbuild.plan import plan
+
+    cards = sample / "cards" / "warned.yaml"
+    cards.write_text(WARNED, "utf-8")
+    memo = Memo()
+    plan(sample, "check", memo=memo)
+    checked: list[str] = []
+    real = validate.card_facts
+
+    def counting(card: validate.Card) -> validate.CardFacts:
+        checked.append(card.id)
+        return real(card)
+
+    monkeypatch.setattr(validate, "card_facts", counting)
+    cards.write_text(WARNED.replace("Dropout keeps {{c1::0.5}} of units.", "Dropout keeps {{c1::half}} of units."), "utf-8")
+    edited = plan(sample, "check", memo=memo).problems
+    assert checked == ["wf1"]
+    checked.clear()
+    cards.write_text("# moved\n" + cards.read_text("utf-8"), "utf-8")
+    moved = plan(sample, "check", memo=memo).problems
+    assert sorted(checked) == ["wf1", "wq"]
+    assert [(p.code, p.location.line) for p in moved if p.location.path == "cards/warned.yaml"] == [("E415", 4)]
+    fresh = copy_project("sample", sample.parent / "fresh")
+    shutil.copyfile(cards, fresh / "cards" / "warned.yaml")
+    assert moved == plan(fresh, "check").problems
+    cards.write_text(WARNED.replace("{{c1::0.5}}", "{{c1::half}}"), "utf-8")
+    shutil.copyfile(cards, fresh / "cards" / "warned.yaml")
+    assert edited == plan(fresh, "check").problems

@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ from deckbuild.incremental.codec import (
     note_row,
     note_values,
 )
-from deckbuild.incremental.memo import Memo
+from deckbuild.incremental.memo import Memo, card_key
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
@@ -93,6 +93,7 @@ class BuildCache:
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
         self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
         self._used_facts: set[bytes] = set()
+        self._run_paths: set[str] = set()  # card files whose facts this plan asked for
         self._worker_facts: dict[str, list[CardFacts]] = {}  # display path -> facts a parse worker computed
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
         self._markdown_asked = 0
@@ -200,6 +201,19 @@ class BuildCache:
         if self._memo is not None:
             self._memo.facts[key] = tuple(facts)
         return facts
+
+    def run_facts(self, path: str, cards: Sequence[Card], compute: Callable[[Card], CardFacts]) -> list[CardFacts]:
+        """A file's kept facts, else compute(card) for each card the file's last plan in this process did not have."""
+        known = self.file_facts(path, len(cards))
+        if known is None:
+            earlier = self._memo.earlier_facts(path) if self._memo is not None else {}
+            keys = [card_key(card) if earlier else None for card in cards]
+            known = [earlier[k] if k is not None and k in earlier else compute(c) for k, c in zip(keys, cards, strict=True)]
+            self.store_file_facts(path, known)
+        if self._memo is not None:
+            self._memo.runs[path] = (tuple(cards), tuple(known))
+            self._run_paths.add(path)
+        return known
 
     def store_file_facts(self, path: str, facts: Sequence[CardFacts]) -> None:
         key = self._file_keys.get(path)
@@ -365,7 +379,7 @@ class BuildCache:
         """Commit what this build learnt and close: called once the command's own files are
         written, so a command that fails leaves the cache as it found it."""
         if self._memo is not None:
-            self._memo.retain(self._used_parsed, self._used_facts, self._used_notes)
+            self._memo.retain(self._used_parsed, self._used_facts, self._used_notes, self._run_paths)
         if self._conn is None:
             return
         try:

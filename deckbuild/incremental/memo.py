@@ -13,6 +13,7 @@ After each plan the memo keeps only the entries that plan used: it holds one dec
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +30,35 @@ class Memo:
     parsed: dict[bytes, tuple[tuple[Card, ...], tuple[Problem, ...], tuple[bytes, ...]]] = field(default_factory=dict)
     facts: dict[bytes, tuple[CardFacts, ...]] = field(default_factory=dict)
     notes: dict[bytes, dict[str, Any]] = field(default_factory=dict)  # a note's values but its `due`
+    runs: dict[str, tuple[tuple[Card, ...], tuple[CardFacts, ...]]] = field(default_factory=dict)
+    """Each card file's cards and facts in the last plan, by display path: an edited file's
+    unedited cards keep their facts (card_key)."""
 
-    def retain(self, parsed: set[bytes], facts: set[bytes], notes: set[bytes]) -> None:
+    def retain(self, parsed: set[bytes], facts: set[bytes], notes: set[bytes], paths: set[str]) -> None:
         """Forget what the last plan did not use (a file edited away, a note re-rendered)."""
+        self.runs = {k: v for k, v in self.runs.items() if k in paths}
         self.parsed = {k: v for k, v in self.parsed.items() if k in parsed}
         self.facts = {k: v for k, v in self.facts.items() if k in facts}
         self.notes = {k: v for k, v in self.notes.items() if k in notes}
+
+    def earlier_facts(self, path: str) -> dict[Hashable, CardFacts]:
+        """The facts of the cards the file at `path` had in the last plan, by card_key."""
+        cards, facts = self.runs.get(path, ((), ()))
+        earlier: dict[Hashable, CardFacts] = {}
+        for card, kept in zip(cards, facts, strict=True):
+            key = card_key(card)
+            if key is not None:
+                earlier[key] = kept
+        return earlier
+
+
+def card_key(card: Card) -> Hashable | None:
+    """What a card's facts depend on: the card and where each of its keys is (the problems
+    name them, and key_locations is left out of the card's equality).  None if a value of
+    the card cannot be hashed (a diagram parameter given as a list)."""
+    key = (card, tuple(sorted(card.key_locations.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
