@@ -165,6 +165,37 @@ def test_serves_rebuilds_on_edit_shows_problems_and_stops_on_sigint(sample: Path
     assert not list(sample.rglob("*.tmp")) and not list(_server_tmp(sample).glob("deckbuild-preview-*"))
 
 
+def test_a_save_made_while_the_first_build_runs_is_served(sample: Path) -> None:
+    """The watches go in before the first build: a save made before the server answers is not lost."""
+    cards = sample / "cards" / "basics.yaml"
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deckbuild.cli", "serve", "-C", str(sample), "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    base = f"http://127.0.0.1:{port}/"
+    seen = []
+    try:
+        # The first build has read every card once it says how many it drew; the server is not up yet.
+        for line in proc.stdout:
+            seen.append(line)
+            if "(first build)" in line:
+                break
+        assert any("(first build)" in line for line in seen), "".join(seen)
+        _edit(cards, "What does softmax compute?", "What does the softmax function compute?")
+        _until("the edit", lambda: b"the softmax function compute" in _get(base + "cards/math-answer.html")[1])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        output = "".join(seen) + proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, output
+    assert "rebuilt in" in output.split("(first build)", 1)[1], output
+
+
 TRAVERSALS = [
     "/../deck.yaml",
     "/cards/../../deck.yaml",

@@ -322,7 +322,22 @@ def _failed(state: State, echo: Echo, exc: Exception, headline: str) -> None:
     echo(f"internal error while rebuilding: {type(exc).__name__}: {exc}")
 
 
-def _watch(root: Path, site: Resident, state: State, stop: threading.Event, echo: Echo, debounce_ms: int) -> None:
+def _watch(
+    root: Path,
+    site: Resident,
+    state: State,
+    stop: threading.Event,
+    echo: Echo,
+    debounce_ms: int,
+    watching: threading.Event,
+    built: threading.Event,
+) -> None:
+    """Rebuild on every batch of saves; `watching` is set once the watches are in place.
+
+    The watches go in before the first build, and saves seen before `built` is set are kept
+    for the first rebuild after it: a save made while the first build ran (or before the
+    server answered) is never lost.
+    """
     import watchfiles  # already imported by serve(), in the main thread
 
     root_abs = root.resolve()
@@ -336,21 +351,39 @@ def _watch(root: Path, site: Resident, state: State, stop: threading.Event, echo
             ok = rel.as_posix() == CONFIG_FILE or (bool(rel.parts) and rel.parts[0] in WATCHED_DIRS)
             return ok and super().__call__(change, path)
 
-    for changes in watchfiles.watch(root_abs, watch_filter=SourceFilter(), debounce=debounce_ms, step=50, stop_event=stop):
-        names = sorted({Path(p).resolve().relative_to(root_abs).as_posix() for _c, p in changes})
+    pending: set[str] = set()
+    # A timeout yields an empty batch: the first one (or the first save) says the watches are in.
+    for changes in watchfiles.watch(
+        root_abs,
+        watch_filter=SourceFilter(),
+        debounce=debounce_ms,
+        step=50,
+        stop_event=stop,
+        rust_timeout=100,
+        yield_on_timeout=True,
+    ):
+        watching.set()
+        pending |= {Path(p).resolve().relative_to(root_abs).as_posix() for _c, p in changes}
+        if not pending or not built.is_set():
+            continue
+        names = sorted(pending)
+        pending = set()
         _rebuild(site, state, echo, ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
 
 
 def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, debounce_ms: int = 200) -> None:
     """Build, serve on host:port, rebuild on every save, until Ctrl-C (returns normally then).
 
-    Until the server and the watcher run, Ctrl-C (or SIGTERM) raises KeyboardInterrupt, so a
-    long first build stops at once.  From then on it only sets the stop event, which every
+    The watches go in first, so a save made during the first build is rebuilt after it.
+    Until the server runs, Ctrl-C (or SIGTERM) raises KeyboardInterrupt, so a long first
+    build stops at once (the watcher thread only waits meanwhile).  From then on it only sets the stop event, which every
     thread polls: a KeyboardInterrupt raised in the main thread while another thread imports
     a module can be lost in importlib's lock callbacks and leave that import locked for good
     (seen: serve ignored Ctrl-C and never exited).  Every module the threads need is imported
     here, in the main thread, before they start.
     """
+    import platform  # noqa: F401  (watchfiles imports it when its watches start, in the watcher thread)
+
     import watchfiles  # noqa: F401  (see above: never first imported by the watcher thread)
 
     from deckbuild.config import load_config
@@ -376,18 +409,24 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     server: _Server | None = None
     watcher: threading.Thread | None = None
+    watching, built = threading.Event(), threading.Event()
     try:
+        watcher = threading.Thread(
+            target=_watch, args=(root, site, state, stop, echo, debounce_ms, watching, built), name="deckbuild-watch"
+        )
+        watcher.start()
+        while watcher.is_alive() and not watching.wait(0.1):
+            pass
         echo("building the deck and its preview ...")
         _rebuild(site, state, echo, "first build")
+        built.set()
         server = _bind(host, port, state, out)
         if not is_loopback(host):  # said before the first request can be answered
             echo(open_warning(host))
         bound = server.server_address[1]
-        for sig in previous:  # before any thread starts (see the docstring)
+        for sig in previous:
             signal.signal(sig, stop_serving)
         threading.Thread(target=server.serve_forever, name="deckbuild-http", daemon=True).start()
-        watcher = threading.Thread(target=_watch, args=(root, site, state, stop, echo, debounce_ms), name="deckbuild-watch")
-        watcher.start()
         local = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}/"
         echo(f"serving {local} (watching deck.yaml, cards/, media/, notetypes/, diagrams/; Ctrl-C stops)")
         if host in ("0.0.0.0", ""):
