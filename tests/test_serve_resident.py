@@ -166,3 +166,36 @@ def test_the_redraw_set_is_a_function_of_the_changeset() -> None:
     )
     assert redraw(Changeset(notetypes=("vocab",), notes=(NoteChange("answer", "changed"),))) == Redraw(full=True)
     assert redraw(edited, config_changed=True) == Redraw(full=True)
+
+
+def test_a_save_makes_the_index_entries_of_its_own_cards_only(tmp_path: Path, monkeypatch: object) -> None:
+    """The index of every card is written again on each save, but only the saved cards' entries are made anew."""
+    import pytest
+
+    from deckbuild.preview import site
+    from deckbuild.preview.resident import Resident
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    project = copy_project("sample", tmp_path)
+    made: list[str] = []
+    real = site.index_row
+
+    def counted(view: site.CardView) -> str:
+        made.append(view.key)
+        return real(view)
+
+    monkeypatch.setattr(site, "index_row", counted)
+    resident = Resident(project, tmp_path / "site")
+    try:
+        resident.redraw_site()
+        assert len(made) == len(resident.views) > 2
+        made.clear()
+        _edit(project / "cards" / "basics.yaml", "What does softmax compute?", "What does the softmax function compute?")
+        drawn = resident.redraw_site()
+        # the edited card and the clozes `of` it (they show its question): their entries, no other
+        assert "math-answer" in drawn.saved and sorted(made) == sorted(drawn.saved) and len(made) < len(resident.views) - 2
+        index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+        assert index == site.index_page(resident.shown.config.name, resident.views)  # type: ignore[union-attr]
+        assert "the softmax function compute" in index
+    finally:
+        resident.close()

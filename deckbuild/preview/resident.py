@@ -29,6 +29,7 @@ from deckbuild.preview.redraw import Redraw, media_digests, redraw, shown_change
 from deckbuild.preview.site import (
     MARKER,
     CardView,
+    IndexRows,
     Sides,
     card_page,
     card_views,
@@ -76,6 +77,7 @@ class Resident:
         self.mids: dict[str, int] = {}  # note type key -> its id in the collection
         self.dids: dict[str, int] = {}  # subdeck ("" = the deck) -> its id in the collection
         self.views: list[CardView] = []
+        self.entries = IndexRows()  # the index entries of `views`
         self.files: dict[str, list[object]] | None = None  # the site's files, as the writer left them
         self.pending: Plan | None = None  # the plan whose package write_package writes
         self.memo = Memo()  # the cache entries the last plan used, kept in memory for the next
@@ -158,7 +160,7 @@ class Resident:
         if self.files is not None:
             writer.seen = {}  # a full redraw: the files it does not write again go
         media = [(name, m.path) for name, m in sorted(self.media.items())]
-        write_site(self.out, planned.config.name, views, media, None, writer)
+        write_site(self.out, planned.config.name, views, media, None, writer, self.entries)
         writer.finish()
         self.files, self.views, self.shown, self.pending = writer.seen, views, planned, planned
         return Drawn(len(views), tuple(writer.written), True)
@@ -230,7 +232,7 @@ class Resident:
             writer.write(f"media/{name}", media[name].path.read_bytes())
         for name in todo.media_gone:
             writer.drop(f"media/{name}")
-        writer.write("index.html", index_page(deck, views).encode("utf-8"))
+        writer.write("index.html", index_page(deck, views, self.entries).encode("utf-8"))
         writer.finish()
         self.files, self.views, self.shown, self.media = writer.seen, views, planned, dict(media)
         saved = tuple(v.key for v in views if v.card_id in redrawn)

@@ -246,8 +246,10 @@ def write_site(
     media: Sequence[tuple[str, Path]],
     progress: Progress | None,
     writer: SiteWriter,
+    entries: IndexRows | None = None,
 ) -> None:
-    """Every file of the site: MathJax, the site's assets, `media` (name, file), the pages, the index."""
+    """Every file of the site: MathJax, the site's assets, `media` (name, file), the pages, the index
+    (its entries kept in `entries`, if given, for the next save's index)."""
     # MathJax: the SVG component and the TeX extensions it loads on demand (noerrors, mhchem, ...).
     source = mathjax_dir()
     extensions = source / "input" / "tex" / "extensions"
@@ -267,7 +269,7 @@ def write_site(
         writer.write(f"cards/{view.key}.html", page.encode("utf-8"))
         if progress and ((index + 1) % 100 == 0 or index + 1 == len(views)):
             progress(index + 1, len(views), "wrote card pages")
-    writer.write("index.html", index_page(deck, views).encode("utf-8"))
+    writer.write("index.html", index_page(deck, views, entries).encode("utf-8"))
 
 
 def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | None, number: int, total: int) -> str:
@@ -306,12 +308,26 @@ def _ord(key: str) -> int:
     return int(match.group(1)) if match else 1
 
 
-def index_page(deck: str, views: Sequence[CardView]) -> str:
+class IndexRows:
+    """The index's entries by card view, kept from one save to the next (serve): a save makes
+    the entries of its new views only.  (A bounded cache of entries missed every one of them
+    once a deck had more cards than it held: 6 s of a save at 100,000 cards.)"""
+
+    def __init__(self) -> None:
+        self._rows: dict[CardView, str] = {}
+
+    def __call__(self, views: Sequence[CardView]) -> list[str]:
+        old = self._rows
+        self._rows = {view: old.get(view) or index_row(view) for view in views}  # only these views' entries are kept
+        return [self._rows[view] for view in views]
+
+
+def index_page(deck: str, views: Sequence[CardView], entries: IndexRows | None = None) -> str:
     """Every card, filterable by difficulty, topic and text (inline script; works offline)."""
     difficulties = sorted({v.difficulty for v in views if v.difficulty}, key=_difficulty_rank)
     used = {t for v in views for t in v.topics}  # the few distinct topics of many cards, split once each
     topics = sorted({prefix for t in used for prefix in _prefixes(t)})
-    rows = [index_row(view) for view in views]
+    rows = entries(views) if entries is not None else [index_row(view) for view in views]
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
     topic_options = "".join(
         f'<option value="{html.escape(t)}">{"  " * t.count("::")}{html.escape(t.rsplit("::", 1)[-1])}</option>' for t in topics
@@ -325,9 +341,8 @@ def index_page(deck: str, views: Sequence[CardView]) -> str:
     )
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def index_row(view: CardView) -> str:
-    """One card's entry in the index (remembered: serve asks for every card's after each save)."""
+    """One card's entry in the index."""
     search = " ".join([view.key, view.title, visible_text(view.back), " ".join(view.topics)]).lower()
     topic_text = " · ".join(t.replace("::", " › ") for t in view.topics)
     return (
