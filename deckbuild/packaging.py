@@ -8,7 +8,7 @@ instead of planning again.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from deckbuild.release.record import Record
 
 
-def with_package(planned: Plan) -> Plan:
+def with_package(planned: Plan, checkpoint: Callable[[], None] | None = None) -> Plan:
     """A build plan made with `package=False`, with the packages `package=True` would have
     added (the deck's and its variants'), computed from what the plan holds: serve shows a
-    save's pages from the plan, then writes the package of that same plan."""
+    save's pages from the plan, then writes the package of that same plan.  `checkpoint`
+    (apkg/package.py's) may raise to abandon it."""
     from deckbuild import variants as variant_stage
     from deckbuild.incremental.cache import open_cache
     from deckbuild.variant_selection import Source
@@ -41,8 +42,20 @@ def with_package(planned: Plan) -> Plan:
     cache = open_cache(root, writable=(root / CONFIG_FILE).is_file())  # the card ordinals of the last package
     try:
         data = deck_package(
-            out, config, stamped, planned.notetype_mods, planned.notetypes, media_files, record, cache, counts, root / CACHE_DIR
+            out,
+            config,
+            stamped,
+            planned.notetype_mods,
+            planned.notetypes,
+            media_files,
+            record,
+            cache,
+            counts,
+            root / CACHE_DIR,
+            checkpoint,
         )
+        if checkpoint is not None:
+            checkpoint()
         source = Source(root, config, planned.cards, planned.notetypes)
         keys = [v.key for v in config.variants]
         packages = variant_stage.build_packages(source, stamped, planned.notetype_mods, media_files, record.extra, keys, {})
@@ -70,6 +83,7 @@ def deck_package(
     cache: BuildCache,
     counts: dict[str, int],
     work_dir: Path | None = None,
+    checkpoint: Callable[[], None] | None = None,
 ) -> bytes:
     """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
     where the collection may be built (apkg/package.py)."""
@@ -96,6 +110,7 @@ def deck_package(
         card_ords=card_ords,
         counts=counts,
         work_dir=work_dir,
+        checkpoint=checkpoint,
     )
     cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
     return data

@@ -199,3 +199,41 @@ def test_a_save_makes_the_index_entries_of_its_own_cards_only(tmp_path: Path, mo
         assert "the softmax function compute" in index
     finally:
         resident.close()
+
+
+def test_a_package_abandoned_for_a_newer_save_writes_nothing_and_stays_owed(tmp_path: Path) -> None:
+    """A save abandons the package the last save is still making: dist/ keeps the last complete
+    package, and the pages shown still get theirs (the next save's, or these if it fails)."""
+    import threading
+
+    import pytest
+
+    from deckbuild.errors import DeckbuildError
+    from deckbuild.preview.live_state import State
+    from deckbuild.preview.packer import package_pages
+    from deckbuild.preview.resident import Resident
+
+    project = copy_project("sample", tmp_path)
+    resident = Resident(project, project / "dist" / "preview")
+    try:
+        resident.redraw_site()
+        resident.write_package()
+        (package,) = (project / "dist").glob("*.apkg")
+        before = package.read_bytes()
+        _edit(project / "cards" / "basics.yaml", "What does softmax compute?", "What does the softmax function compute?")
+        resident.redraw_site()
+        state, said = State(), []
+        newer = threading.Event()
+        newer.set()  # a newer save: the package stops at its first checkpoint
+        package_pages(resident, state, said.append, newer)
+        assert package.read_bytes() == before and state.package is None and said == []
+        assert resident.pending is not None  # still owed
+        _edit(project / "cards" / "basics.yaml", "  difficulty: medium\n", "  difficulty: [medium\n")
+        with pytest.raises(DeckbuildError):  # a broken save: the pages shown stay the last good ones
+            resident.redraw_site()
+        package_pages(resident, state, said.append, threading.Event())
+        assert state.package == package and resident.pending is None and said == []
+        _edit(project / "cards" / "basics.yaml", "  difficulty: [medium\n", "  difficulty: medium\n")
+        _same_as_fresh(project, tmp_path / "work")
+    finally:
+        resident.close()

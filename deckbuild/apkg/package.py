@@ -89,6 +89,7 @@ def _note_rows(
     id_gen: Iterator[int],
     card_rows: list[tuple[Any, ...]],
     card_ords: MutableMapping[str, str],
+    checkpoint: Callable[[], None] | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     """The notes table rows genanki's Note.write_to_db would insert one by one (cards into card_rows).
 
@@ -106,7 +107,9 @@ def _note_rows(
     model_keys = {key: _model_key(model) for key, model in models.items()}
     used: dict[str, str] = {}
     by_pattern: dict[tuple[str, tuple[bool, ...]], str] = {}
-    for stamped in notes:
+    for index, stamped in enumerate(notes):
+        if checkpoint is not None and index % 1000 == 0:
+            checkpoint()
         note, mod = stamped.note, stamped.mod
         model = models[note.notetype]
         if len(note.fields) != len(model.fields):
@@ -197,8 +200,12 @@ def write_package(
     card_ords: MutableMapping[str, str] | None = None,
     counts: MutableMapping[str, int] | None = None,
     work_dir: Path | None = None,
+    checkpoint: Callable[[], None] | None = None,
 ) -> bytes:
     """Build the .apkg and return its bytes (the caller writes them atomically).
+
+    `checkpoint`, called every thousand notes and before the zip, may raise to abandon the
+    package (serve, when a newer save makes it outdated).
 
     `work_dir`: a folder of the project for a scratch copy of the collection (deleted
     before returning); without one the collection is built in memory.  Same bytes either way.
@@ -235,10 +242,12 @@ def write_package(
         # time of keeping them up to date row by row).
         indexes = _row_indexes(cursor)
         card_rows: list[tuple[Any, ...]] = []
-        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_ids, rules, id_gen, card_rows, card_ords))
+        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_ids, rules, id_gen, card_rows, card_ords, checkpoint))
         cursor.executemany(_CARD_SQL, card_rows)
         for statement in indexes:
             cursor.execute(statement)
+        if checkpoint is not None:
+            checkpoint()
         if counts is not None:
             counts.update(notes=len(notes), cards=len(card_rows))
         conn.commit()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,12 +123,29 @@ class Resident:
         self.digests = digests
         return drawn
 
-    def write_package(self) -> Path:
-        """Write the package (and the record) of the sources the site shows, from the plan it shows."""
+    def write_package(self, checkpoint: Callable[[], None] | None = None) -> Path:
+        """Write the package (and the record) of the sources the site shows, from the plan it shows.
+
+        `checkpoint` is called while the package is made (with_package), last before anything
+        is written; if it raises, nothing is written and the package stays owed (`pending`)."""
         planned = self.pending if self.pending is not None else plan(self.root, "build", memo=self.memo)
         self.pending = None
         if planned.package not in {o.path for o in planned.outputs}:  # planned without the package
-            planned = with_package(planned)
+            stopped = False
+
+            def check() -> None:
+                nonlocal stopped
+                if checkpoint is not None:
+                    stopped = True
+                    checkpoint()
+                    stopped = False
+
+            try:
+                planned = with_package(planned, check)
+            except BaseException:
+                if stopped:
+                    self.pending = planned
+                raise
         apply(planned)
         assert planned.package is not None
         return planned.package

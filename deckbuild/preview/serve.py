@@ -1,7 +1,8 @@
 """`deckbuild serve`: build, serve the preview over HTTP, rebuild on every save, reload open pages.
 
 Modelled on `mkdocs serve`: one watcher thread that rebuilds (so never two builds at once,
-and a burst of saves debounced into one rebuild), a threaded HTTP server that only reads
+and a burst of saves debounced into one rebuild; each save's package is made in a thread
+of its own, which the next save abandons and waits for before it plans), a threaded HTTP server that only reads
 files of the site and the current package, and a long-poll endpoint the injected
 live-reload script waits on.  The reload script and the error overlay are added to pages
 as they are served; the files on disk are exactly what `deckbuild preview` writes.
@@ -19,19 +20,17 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import DeckbuildError
 from deckbuild.layout import CARDS_DIR, CONFIG_FILE, DEFAULT_OUTPUT, DIAGRAMS_DIR, MEDIA_DIR, NOTETYPES_DIR
+from deckbuild.preview.live_state import Echo, State, report_failure
+from deckbuild.preview.packer import Packer, package_pages
 
 if TYPE_CHECKING:
     from deckbuild.preview.resident import Resident
 
-Echo = Callable[[str], None]
-POLL_SECONDS = 20.0
 SERVE_PREFIX = "/__deckbuild/"
 WATCHED_DIRS = (CARDS_DIR, MEDIA_DIR, NOTETYPES_DIR, DIAGRAMS_DIR)
 """notetypes/: declared note types, their templates and CSS; diagrams/: the generators (a saved one is redrawn)."""
@@ -73,50 +72,6 @@ LIVERELOAD_JS = """\
   poll();
 })();
 """
-
-
-@dataclass
-class State:
-    """What the live-reload script waits on: the good site's version and the current problems."""
-
-    version: int = 0  # bumped by every successful rebuild
-    seq: int = 0  # bumped by every rebuild, good or bad, and when its package is written
-    problems: list[str] = field(default_factory=list)
-    package: Path | None = None  # the last complete package, which the download link serves
-    packaging: bool = False  # the pages are published, their package is being written
-    saved: tuple[str, ...] = ()  # the card pages the last good save changed (none for a full redraw)
-    changed: threading.Condition = field(default_factory=threading.Condition)
-    stopping: bool = False
-
-    def publish(self, ok: bool, problems: list[str], saved: tuple[str, ...] = ()) -> None:
-        with self.changed:
-            if ok:
-                self.version += 1
-                self.packaging = True
-                self.saved = saved
-            self.seq += 1
-            self.problems = problems
-            self.changed.notify_all()
-
-    def packaged(self, package: Path | None) -> None:
-        """The package of the published pages is written (None: it could not be)."""
-        with self.changed:
-            if package is not None:
-                self.package = package
-            self.packaging = False
-            self.seq += 1
-            self.changed.notify_all()
-
-    def wait(self, since: int) -> dict[str, Any]:
-        with self.changed:
-            self.changed.wait_for(lambda: self.seq != since or self.stopping, timeout=POLL_SECONDS)
-            return {
-                "version": self.version,
-                "seq": self.seq,
-                "problems": list(self.problems),
-                "packaging": self.packaging,
-                "saved": list(self.saved),
-            }
 
 
 def resolve_request(site: Path, raw_path: str) -> Path | None:
@@ -289,37 +244,19 @@ def lan_address() -> str:
             return "127.0.0.1"
 
 
-def _rebuild(site: Resident, state: State, echo: Echo, reason: str) -> None:
-    """One save: the pages first (published at once), then the package they show."""
+def _rebuild(site: Resident, state: State, echo: Echo, reason: str) -> bool:
+    """One save's pages, published at once; False if the sources do not build (nothing changed)."""
     started = time.perf_counter()
     try:
         drawn = site.redraw_site()  # each file replaced atomically
     except Exception as exc:
-        _failed(state, echo, exc, f"build failed ({reason}); still serving the last good preview:")
-        return
+        report_failure(state, echo, exc, f"build failed ({reason}); still serving the last good preview:")
+        return False
     state.publish(True, [], drawn.saved)
     pages = sum(1 for f in drawn.written if f.endswith(".html"))
     how = "redrawn" if drawn.full else "updated"
     echo(f"rebuilt in {time.perf_counter() - started:.2f} s ({reason}): {drawn.cards} cards, {pages} pages {how}")
-    try:
-        state.packaged(site.write_package())
-    except Exception as exc:
-        state.packaged(None)
-        # The package is planned again from the sources: a save made meanwhile may not build.
-        _failed(state, echo, exc, "build failed while writing the package; the download link serves the last one:")
-
-
-def _failed(state: State, echo: Echo, exc: Exception, headline: str) -> None:
-    """A rebuild that raised: the problems on the overlay and the terminal; a bug in deckbuild said as one."""
-    if isinstance(exc, DeckbuildError):
-        problems = [p.format() for p in exc.problems()] or [str(exc)]
-        state.publish(False, problems)
-        echo(headline)
-        for line in problems:
-            echo(f"  {line}")
-        return
-    state.publish(False, [f"internal error: {type(exc).__name__}: {exc}"])
-    echo(f"internal error while rebuilding: {type(exc).__name__}: {exc}")
+    return True
 
 
 def _watch(
@@ -352,23 +289,30 @@ def _watch(
             return ok and super().__call__(change, path)
 
     pending: set[str] = set()
-    # A timeout yields an empty batch: the first one (or the first save) says the watches are in.
-    for changes in watchfiles.watch(
-        root_abs,
-        watch_filter=SourceFilter(),
-        debounce=debounce_ms,
-        step=50,
-        stop_event=stop,
-        rust_timeout=100,
-        yield_on_timeout=True,
-    ):
-        watching.set()
-        pending |= {Path(p).resolve().relative_to(root_abs).as_posix() for _c, p in changes}
-        if not pending or not built.is_set():
-            continue
-        names = sorted(pending)
-        pending = set()
-        _rebuild(site, state, echo, ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+    packer = Packer(site, state, echo)
+    try:
+        # A timeout yields an empty batch: the first one (or the first save) says the watches are in.
+        for changes in watchfiles.watch(
+            root_abs,
+            watch_filter=SourceFilter(),
+            debounce=debounce_ms,
+            step=50,
+            stop_event=stop,
+            rust_timeout=100,
+            yield_on_timeout=True,
+        ):
+            watching.set()
+            pending |= {Path(p).resolve().relative_to(root_abs).as_posix() for _c, p in changes}
+            if not pending or not built.is_set():
+                continue
+            names = sorted(pending)
+            pending = set()
+            packer.abandon()  # before the next plan reads the project and the cache
+            _rebuild(site, state, echo, ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+            if site.pending is not None:  # the pages shown (this save's, or the last good ones) owe a package
+                packer.start()
+    finally:
+        packer.finish()  # stopping: the last save's package is written before serve exits
 
 
 def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, debounce_ms: int = 200) -> None:
@@ -418,7 +362,8 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
         while watcher.is_alive() and not watching.wait(0.1):
             pass
         echo("building the deck and its preview ...")
-        _rebuild(site, state, echo, "first build")
+        if _rebuild(site, state, echo, "first build"):
+            package_pages(site, state, echo)
         built.set()
         server = _bind(host, port, state, out)
         if not is_loopback(host):  # said before the first request can be answered
