@@ -22,11 +22,15 @@ if TYPE_CHECKING:
     from deckbuild.release.record import Record
 
 
+class Abandoned(Exception):
+    """Raised by a package's checkpoint to abandon it (serve: a newer save made it outdated)."""
+
+
 def with_package(planned: Plan, checkpoint: Callable[[], None] | None = None) -> Plan:
     """A build plan made with `package=False`, with the packages `package=True` would have
     added (the deck's and its variants'), computed from what the plan holds: serve shows a
     save's pages from the plan, then writes the package of that same plan.  `checkpoint`
-    (apkg/package.py's) may raise to abandon it."""
+    (apkg/package.py's) raises Abandoned to abandon it."""
     from deckbuild import variants as variant_stage
     from deckbuild.incremental.cache import open_cache
     from deckbuild.variant_selection import Source

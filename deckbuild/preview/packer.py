@@ -9,14 +9,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from deckbuild.packaging import Abandoned
 from deckbuild.preview.live_state import Echo, State, report_failure
 
 if TYPE_CHECKING:
     from deckbuild.preview.resident import Resident
-
-
-class _Superseded(Exception):
-    """A newer save arrived while the package of the last one was being made."""
 
 
 def package_pages(site: Resident, state: State, echo: Echo, superseded: threading.Event | None = None) -> None:
@@ -25,11 +22,11 @@ def package_pages(site: Resident, state: State, echo: Echo, superseded: threadin
 
     def checkpoint() -> None:
         if superseded is not None and superseded.is_set():
-            raise _Superseded
+            raise Abandoned
 
     try:
         state.packaged(site.write_package(checkpoint))
-    except _Superseded:
+    except Abandoned:
         return
     except Exception as exc:
         state.packaged(None)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from deckbuild.apply import apply, settle
 from deckbuild.incremental.memo import Memo
 from deckbuild.layout import CACHE_DIR
-from deckbuild.packaging import package_media, with_package
+from deckbuild.packaging import Abandoned, package_media, with_package
 from deckbuild.plan import plan
 from deckbuild.preview.pages import MANIFEST, SiteWriter
 from deckbuild.preview.redraw import Redraw, media_digests, redraw, shown_changes
@@ -127,24 +127,14 @@ class Resident:
         """Write the package (and the record) of the sources the site shows, from the plan it shows.
 
         `checkpoint` is called while the package is made (with_package), last before anything
-        is written; if it raises, nothing is written and the package stays owed (`pending`)."""
+        is written; if it raises Abandoned, nothing is written and the package stays owed (`pending`)."""
         planned = self.pending if self.pending is not None else plan(self.root, "build", memo=self.memo)
         self.pending = None
         if planned.package not in {o.path for o in planned.outputs}:  # planned without the package
-            stopped = False
-
-            def check() -> None:
-                nonlocal stopped
-                if checkpoint is not None:
-                    stopped = True
-                    checkpoint()
-                    stopped = False
-
             try:
-                planned = with_package(planned, check)
-            except BaseException:
-                if stopped:
-                    self.pending = planned
+                planned = with_package(planned, checkpoint)
+            except Abandoned:
+                self.pending = planned
                 raise
         apply(planned)
         assert planned.package is not None

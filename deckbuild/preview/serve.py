@@ -2,9 +2,9 @@
 
 Modelled on `mkdocs serve`: one watcher thread that rebuilds (so never two builds at once,
 and a burst of saves debounced into one rebuild; each save's package is made in a thread
-of its own, which the next save abandons and waits for before it plans), a threaded HTTP server that only reads
-files of the site and the current package, and a long-poll endpoint the injected
-live-reload script waits on.  The reload script and the error overlay are added to pages
+of its own, which the next save abandons and waits for before it plans), a threaded HTTP
+server that only reads files of the site and the current package, and a long-poll
+endpoint the injected live-reload script waits on.  The reload script and the error overlay are added to pages
 as they are served; the files on disk are exactly what `deckbuild preview` writes.
 """
 
@@ -320,8 +320,8 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
 
     The watches go in first, so a save made during the first build is rebuilt after it.
     Until the server runs, Ctrl-C (or SIGTERM) raises KeyboardInterrupt, so a long first
-    build stops at once (the watcher thread only waits meanwhile).  From then on it only sets the stop event, which every
-    thread polls: a KeyboardInterrupt raised in the main thread while another thread imports
+    build stops at once (the watcher thread only waits meanwhile).  From then on it only
+    sets the stop event, which every thread polls: a KeyboardInterrupt raised in the main thread while another thread imports
     a module can be lost in importlib's lock callbacks and leave that import locked for good
     (seen: serve ignored Ctrl-C and never exited).  Every module the threads need is imported
     here, in the main thread, before they start.
