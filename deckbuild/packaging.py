@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deckbuild.errors import DeckbuildError
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE
 from deckbuild.plan_result import Output, Plan, Summary, package_path
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from deckbuild.release.record import Record
 
 
-class Abandoned(Exception):
+class Abandoned(DeckbuildError):
     """Raised by a package's checkpoint to abandon it (serve: a newer save made it outdated)."""
 
 
