@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.errors import DeckbuildError
-from deckbuild.layout import CACHE_DIR, CONFIG_FILE
+from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.plan_result import Output, Plan, Summary, package_path
 
 if TYPE_CHECKING:
@@ -67,11 +67,18 @@ def with_package(planned: Plan, checkpoint: Callable[[], None] | None = None) ->
     except BaseException:
         cache.drop()
         raise
-    outputs = [*planned.outputs, Output(out, data, config.output), *(Output(v.path, v.data, config.output) for v in packages)]
+    assert planned.record_base is not None  # planned with package=False: the record is written here
+    outputs = [
+        *planned.outputs,
+        Output(root / RECORD_FILE, record.to_bytes(), config.output, planned.record_base),
+        Output(out, data, config.output),
+        *(Output(v.path, v.data, config.output) for v in packages),
+    ]
     return dataclasses.replace(
         planned,
         outputs=tuple(outputs),
         summary=Summary(out, len(stamped), counts.get("cards", 0), len(media_files)),
+        record_base=None,
         variants=tuple((v.path, v.notes) for v in packages),
         cache=cache,
     )

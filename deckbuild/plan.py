@@ -102,6 +102,7 @@ def plan(
                 progress=progress,
                 variant=variant,
                 package=package,
+                memo=memo,
             )
     except BaseException:
         cache.drop()
@@ -146,6 +147,7 @@ def _plan(
     progress: Progress | None,
     variant: str | None = None,
     package: bool = True,
+    memo: Memo | None = None,
 ) -> Plan:
     from deckbuild import variants as variant_stage
     from deckbuild.apkg.notetypes import NOTETYPES
@@ -181,7 +183,7 @@ def _plan(
     past: identity.Known | None = None
     unreadable: LocatedError | None = None
     try:
-        record = record_stage.load_record(root)
+        record = record_stage.load_record(root, memo)
         previous = versioning.latest_snapshot(root, record.extra)
         past = identity.known_from(record, previous)
     except LocatedError as exc:
@@ -306,7 +308,12 @@ def _plan(
         Output(path, data, path.relative_to(root).as_posix(), file_digest(path))
         for path, data in _release_files(decision, variant_decision)
     ]
-    outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, file_digest(root / RECORD_FILE)))
+    record_base = file_digest(root / RECORD_FILE)
+    # Without the package (serve), the record's bytes are made with it (with_package): a large
+    # deck's record is a line per note, and serve shows a save's pages first.
+    deferred = goal == "build" and variant is None and not package
+    if not deferred:
+        outputs.append(Output(root / RECORD_FILE, new_record.to_bytes(), config.output, record_base))
     if package_bytes is not None:
         outputs.append(Output(out, package_bytes, config.output))
     outputs += [Output(v.path, v.data, config.output) for v in variant_packages]
@@ -336,6 +343,7 @@ def _plan(
         variants=tuple((v.path, v.notes) for v in variant_packages),
         only_variant=variant,
         variant_release=variant_decision,
+        record_base=record_base if deferred else None,
     )
 
 

@@ -91,6 +91,9 @@ class Plan:
     variants: tuple[tuple[Path, int], ...] = ()
     only_variant: str | None = None
     variant_release: VariantDecision | None = None
+    # A build planned without its package (serve): the record file's sha256 as the plan read
+    # it; with_package adds the record's output (its bytes are made with the package's).
+    record_base: str | None = None
     # What the plan taught the build cache, not yet kept: apply() keeps it once the outputs are
     # written (or drops it if they cannot be), so a failed command leaves the cache as it was.
     cache: BuildCache | None = field(default=None, compare=False, repr=False)

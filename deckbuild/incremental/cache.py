@@ -47,7 +47,7 @@ from deckbuild.incremental.codec import (
     note_row,
     note_values,
 )
-from deckbuild.incremental.memo import Memo, card_key
+from deckbuild.incremental.memo import Memo, NoteKey, card_key
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
@@ -282,15 +282,17 @@ class BuildCache:
 
     # -- rendered notes (NoteReuse computes the keys)
 
-    def notes(self, keys: Sequence[bytes]) -> dict[bytes, dict[str, Any]]:
-        """The notes rendered before under these keys: key -> the values of a RenderedNote
-        but its `due` (the caller's to set).  Missing or unreadable ones are left out."""
+    def notes(self, keys: Sequence[bytes]) -> dict[bytes, RenderedNote]:
+        """The notes rendered before under these keys (their `due` is the caller's to set: a
+        kept one has its last position, a read one -1).  Missing or unreadable ones are left out."""
         self._used_notes.update(keys)
         memo = self._memo
-        found: dict[bytes, dict[str, Any]] = {}
+        found: dict[bytes, RenderedNote] = {}
         if memo is not None:
             kept = memo.notes
-            found = {k: dict(kept[k]) for k in keys if k in kept}
+            found = {k: kept[k] for k in keys if k in kept}
+            if len(found) == len(keys):
+                return found
             keys = [k for k in keys if k not in found]
         if self._conn is None or not keys:
             return found
@@ -302,17 +304,26 @@ class BuildCache:
             rows = self._conn.execute(
                 f"SELECT notes.key, {NOTE_COLUMNS} FROM notes JOIN wanted ON notes.key = wanted.key WHERE {WELL_FORMED_NOTE}"
             )
-            read = {row[0]: note_values(row) for row in rows}
+            read = {row[0]: _note(note_values(row)) for row in rows}
         except sqlite3.Error:
             return found
         if memo is not None:
-            memo.notes.update((k, dict(v)) for k, v in read.items())
+            memo.notes.update(read)
         found.update(read)
         return found
 
+    def note_keys(self) -> Mapping[int, NoteKey]:
+        """The note keys of the last plan of this process (serve's memo), by id(card); else none."""
+        return self._memo.note_keys if self._memo is not None else {}
+
+    def remember_note_keys(self, keys: dict[int, NoteKey]) -> None:
+        """This plan's note keys, for the next plan of this process (serve's memo)."""
+        if self._memo is not None:
+            self._memo.note_keys = keys
+
     def store_note(self, key: bytes, note: RenderedNote) -> None:
         if self._memo is not None:
-            self._memo.notes[key] = {name: getattr(note, name) for name in NOTE_FIELDS}
+            self._memo.notes[key] = note
         if not self._writable:
             return
         self._used_notes.add(key)
@@ -418,6 +429,15 @@ class BuildCache:
                 remove_file(fresh)
                 if self._made_folder:
                     remove_empty_folder(fresh.parent)
+
+
+def _note(values: dict[str, Any]) -> RenderedNote:
+    """A RenderedNote of a notes row's values, at position -1: the decoded values become the
+    note (object.__new__), not a copy of them through the dataclass's __init__."""
+    values["due"] = -1
+    note: RenderedNote = object.__new__(RenderedNote)
+    object.__setattr__(note, "__dict__", values)
+    return note
 
 
 def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:

@@ -15,12 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from deckbuild.errors import Problem
-    from deckbuild.model import Card
+    from deckbuild.model import Card, RenderedNote
     from deckbuild.validate import CardFacts
+
+
+class NoteKey(NamedTuple):
+    """A card's note key and everything else it was computed from (NoteReuse._key): the same
+    card object, the same objects for the cards it names, the same figure and namespace."""
+
+    card: Card
+    overlapping: tuple[str, ...]  # the cards that say they duplicate it (duplicate_of)
+    named: tuple[tuple[str, Card | None], ...]  # each card id it names, and that card
+    figure: tuple[str, bool] | None
+    namespace: bytes
+    key: bytes
 
 
 @dataclass
@@ -29,7 +41,13 @@ class Memo:
 
     parsed: dict[bytes, tuple[tuple[Card, ...], tuple[Problem, ...], tuple[bytes, ...]]] = field(default_factory=dict)
     facts: dict[bytes, tuple[CardFacts, ...]] = field(default_factory=dict)
-    notes: dict[bytes, dict[str, Any]] = field(default_factory=dict)  # a note's values but its `due`
+    notes: dict[bytes, RenderedNote] = field(default_factory=dict)  # shared, not copied: a note is immutable
+    note_keys: dict[int, NoteKey] = field(default_factory=dict)
+    """id(card) -> what the card's note key was computed from, and the key (NoteReuse): an
+    unchanged card file's cards are the same objects plan after plan, so their keys are too."""
+    files: dict[str, tuple[bytes, object]] = field(default_factory=dict)
+    """By file: its bytes as a stage last read them and the value it made of them (the build
+    record: release/record.py), for a stage above this package to check and take back."""
     runs: dict[str, tuple[tuple[Card, ...], tuple[CardFacts, ...]]] = field(default_factory=dict)
     """Each card file's cards and facts in the last plan, by display path: an edited file's
     unedited cards keep their facts (card_key)."""
@@ -40,6 +58,7 @@ class Memo:
         self.parsed = {k: v for k, v in self.parsed.items() if k in parsed}
         self.facts = {k: v for k, v in self.facts.items() if k in facts}
         self.notes = {k: v for k, v in self.notes.items() if k in notes}
+        self.note_keys = {k: v for k, v in self.note_keys.items() if v.key in notes}
 
     def earlier_facts(self, path: str) -> dict[Hashable, CardFacts]:
         """The facts of the cards the file at `path` had in the last plan, by card_key."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deckbuild.incremental.cache import BuildCache
 from deckbuild.incremental.codec import shown_digest
+from deckbuild.incremental.memo import NoteKey
 from deckbuild.model import Card, MediaFile, RenderedNote
 
 if TYPE_CHECKING:
@@ -36,23 +37,41 @@ class NoteReuse:
         self._cache = cache
         self._namespace = namespace.encode() + (repr(tuple(titles)).encode() if titles else b"")
         self._figures = figures
-        self._keys: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card and its key
+        self._keys: dict[int, NoteKey] = {}  # id(card) -> its key and what it was computed from
+        self._kept = cache.note_keys()  # ... as the last plan of this process had them (serve), or {}
         self.shown_digest: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)
-        self._found: dict[bytes, dict[str, Any]] | None = None
+        self._found: dict[bytes, RenderedNote] | None = None
 
-    def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> bytes:
+    def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> NoteKey:
+        overlapping = tuple(duplicates_of.get(card.id, ()))
+        file = self._figures.get(card.id)
+        figure = (file[0].name, file[1]) if file is not None else None
+        kept = self._kept.get(id(card))
+        if (
+            kept is not None
+            and kept.card is card
+            and kept.overlapping == overlapping
+            and kept.figure == figure
+            and kept.namespace == self._namespace
+            and all(by_id.get(ref) is other for ref, other in kept.named)
+        ):  # the same card naming the same cards (serve): the same key
+            return kept
+        refs = (card.of, *card.related, card.duplicate_of, *overlapping)
         parts = [self._namespace, self._cache.digest(card)]
         shown = self.shown_digest
-        for ref in (card.of, *card.related, card.duplicate_of, *duplicates_of.get(card.id, ())):
+        named = []
+        for ref in refs:
+            other = by_id.get(ref) if ref else None
+            if ref:
+                named.append((ref, other))
             part = shown.get(ref)
             if part is None:  # once per card named (a question is named by each of its clozes)
-                other = by_id.get(ref) if ref else None
                 part = shown[ref] = ref.encode() + b"=" + (shown_digest(other) if other is not None else b"-")
             parts.append(part)
-        figure = self._figures.get(card.id)
         if figure is not None:
-            parts.append(f"{figure[0].name}\0{figure[1]}".encode())
-        return hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
+            parts.append(f"{figure[0]}\0{figure[1]}".encode())
+        key = hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
+        return NoteKey(card, overlapping, tuple(named), figure, self._namespace, key)
 
     def lookup(
         self, card: Card, due: int, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
@@ -60,23 +79,20 @@ class NoteReuse:
         """The cached note for this card at position `due`, or None (then `store` it)."""
         if self._found is None:  # the first call: every card's key, and one query for them all
             for other in by_id.values():
-                self._keys[id(other)] = (other, self._key(other, by_id, duplicates_of))
-            self._found = self._cache.notes([key for decode_card, key in self._keys.values()])
+                self._keys[id(other)] = self._key(other, by_id, duplicates_of)
+            self._cache.remember_note_keys(self._keys)
+            self._found = self._cache.notes([known.key for known in self._keys.values()])
         known = self._keys.get(id(card))
-        if known is None or known[0] is not card:
-            key = self._key(card, by_id, duplicates_of)
-            self._keys[id(card)] = (card, key)
-        else:
-            key = known[1]
-        values = self._found.pop(key, None)  # each card is asked for once; a second ask renders again
-        if values is None:
-            return None
-        values["due"] = due
-        note: RenderedNote = object.__new__(RenderedNote)
-        object.__setattr__(note, "__dict__", values)  # the decoded values become the note, not a copy of them
-        return note
+        if known is None or known.card is not card:
+            known = self._keys[id(card)] = self._key(card, by_id, duplicates_of)
+        note = self._found.pop(known.key, None)  # each card is asked for once; a second ask renders again
+        if note is None or note.due == due:
+            return note  # a kept note at its place is shared as it is (a note is immutable)
+        moved: RenderedNote = object.__new__(RenderedNote)
+        object.__setattr__(moved, "__dict__", {**note.__dict__, "due": due})
+        return moved
 
     def store(self, card: Card, note: RenderedNote) -> None:
         known = self._keys.get(id(card))
-        if known is not None and known[0] is card:
-            self._cache.store_note(known[1], note)
+        if known is not None and known.card is card:
+            self._cache.store_note(known.key, note)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deckbuild.errors import LocatedError, Location
+from deckbuild.incremental.memo import Memo
 from deckbuild.layout import RECORD_FILE
 from deckbuild.model import RenderedNote, StampedNote
 
@@ -68,7 +69,8 @@ def _stamp_json(stamp: Stamp) -> str:
     return text + "}"
 
 
-def load_record(root: Path) -> Record:
+def load_record(root: Path, memo: Memo | None = None) -> Record:
+    """deckbuild.lock as a Record; `memo` (serve) keeps the last one read, for the same bytes."""
     path = root / RECORD_FILE
     if not path.exists():
         return Record()
@@ -78,7 +80,11 @@ def load_record(root: Path) -> Record:
     if kind is not None:
         raise LocatedError(Location(RECORD_FILE), "E125", not_regular_message(kind))
     try:
-        data = json.loads(path.read_text("utf-8"))
+        raw = path.read_bytes()
+        known = memo.files.get(RECORD_FILE) if memo is not None else None
+        if known is not None and known[0] == raw and isinstance(known[1], Record):
+            return known[1]
+        data = json.loads(raw.decode("utf-8"))
         notes = {
             k: Stamp(str(v["hash"]), int(v["mod"]), str(v.get("type", "")), str(v.get("guid", "")))
             for k, v in data.get("notes", {}).items()
@@ -92,7 +98,10 @@ def load_record(root: Path) -> Record:
             f"the build record is unreadable ({exc}); restore it from git (`git checkout {RECORD_FILE}`), "
             "or delete it to start over (every note then counts as changed)",
         ) from None
-    return Record(notes, notetypes, extra)
+    record = Record(notes, notetypes, extra)
+    if memo is not None:
+        memo.files[RECORD_FILE] = (raw, record)
+    return record
 
 
 class Clock:
