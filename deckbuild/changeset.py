@@ -118,28 +118,40 @@ def changes(
     `base` did not, or ship differently: pure, reads no file.  `field_names`: each note type's
     field names; a note type or a media file is compared only where both sides know it."""
     current = {n.card_id: n for n in notes}
-    found = [c for k in sorted(current) if (c := _note_change(current[k], base, field_names)) is not None]
+    old_notes = base.notes
+    # A note that is the baseline's own note object (serve compares a plan with the one it
+    # shows, whose unchanged notes it shares) ships as it shipped: nothing to compare.
+    differing = sorted(k for k, n in current.items() if old_notes.get(k) is not n)
+    found = [c for k in differing if (c := _note_change(current[k], base, field_names)) is not None]
     claimed = {p for n in current.values() for p in n.previous_ids} | {c.previous for c in found}
-    leaving = tuple(k for k, n in sorted(base.notes.items()) if not n.retired and k not in current and k not in claimed)
-    by_guid = {n.guid: n for n in base.notes.values() if not n.retired}
-    moved = tuple(
-        (k, old.deck, n.deck)
-        for k, n in sorted(current.items())
-        if (old := by_guid.get(n.guid)) is not None and old.deck != n.deck and RETIRED_TAG not in n.tags
-    )
+    gone = sorted(k for k in old_notes.keys() - current.keys() if k not in claimed)
+    leaving = tuple(k for k in gone if not old_notes[k].retired)
+    moved: list[tuple[str, str, str]] = []
+    by_guid: dict[str, OldNote] | None = None
+    for k in differing:
+        n = current[k]
+        if RETIRED_TAG in n.tags:
+            continue
+        old = old_notes.get(k)
+        if old is None or old.guid != n.guid or old.retired:  # another card's note, if any, by GUID
+            if by_guid is None:
+                by_guid = {o.guid: o for o in old_notes.values() if not o.retired}
+            old = by_guid.get(n.guid)
+        if old is not None and old.deck != n.deck:
+            moved.append((k, old.deck, n.deck))
     now = media or {}
     known = [m for m in now if m in base.media]
     types = notetypes or {}
     return Changeset(
         tuple(found),
         leaving,
-        moved,
+        tuple(moved),
         tuple(sorted(m for m in now if m not in base.media)),
         tuple(sorted(m for m in known if base.media[m] and now[m] and base.media[m] != now[m])),
         tuple(sorted(m for m in base.media if media is not None and m not in now)),
         tuple(sorted(k for k, v in types.items() if k in base.notetypes and base.notetypes[k] != v)),
         tuple(files),
-        tuple(k for k in sorted(base.notes) if k not in current and k not in claimed),
+        tuple(gone),
         tuple(sorted(k for k in types if k not in base.notetypes)),
         tuple(sorted(k for k in base.notetypes if notetypes is not None and k not in types)),
     )

@@ -10,7 +10,7 @@ Anki's rendering of its note type).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from deckbuild.changeset import Baseline, Changeset
 from deckbuild.plan_result import changes_against
 
 if TYPE_CHECKING:
-    from deckbuild.model import MediaFile
+    from deckbuild.model import MediaFile, RenderedNote
     from deckbuild.plan_result import Plan
 
 
@@ -43,18 +43,66 @@ def redraw(changed: Changeset, *, config_changed: bool = False) -> Redraw:
     return Redraw(False, tuple(sorted(notes)), tuple(sorted(gone - notes)), tuple(media), tuple(changed.media_dropped))
 
 
-def shown_changes(shown: Plan, planned: Plan, shown_media: Mapping[str, str], media: Mapping[str, str]) -> Changeset:
-    """The changeset between the notes, note types and media (name -> sha256) of the plan the
-    site shows and those of `planned`."""
-    old = [s.note for s in shown.notes]
+def shown_changes(
+    shown: Mapping[str, RenderedNote],
+    shown_plan: Plan,
+    planned: Plan,
+    shown_media: Mapping[str, str],
+    media: Mapping[str, str],
+) -> Changeset:
+    """The changeset between the notes (`shown`: by card id), note types and media (name ->
+    sha256) of the plan the site shows and those of `planned`.  The baseline reads the notes'
+    hashes and GUIDs from them as the changeset asks (for the few notes that are not the
+    shown ones themselves), instead of copying every one on every save."""
     base = Baseline(
-        {n.card_id: n.content_hash for n in old},
-        {n.guid: n.card_id for n in old},
-        {n.card_id: n for n in old},  # a RenderedNote is a changeset.OldNote
-        {k: nt.content_hash() for k, nt in shown.notetypes.items()},
+        _Hashes(shown),
+        _Guids(shown),
+        shown,  # a RenderedNote is a changeset.OldNote
+        {k: nt.content_hash() for k, nt in shown_plan.notetypes.items()},
         shown_media,
     )
     return changes_against(base, planned, media)
+
+
+class _Hashes(Mapping[str, str]):
+    """Card id -> content hash of the notes by card id, read as asked."""
+
+    def __init__(self, notes: Mapping[str, RenderedNote]) -> None:
+        self._notes = notes
+
+    def __getitem__(self, card_id: str) -> str:
+        return self._notes[card_id].content_hash
+
+    def __contains__(self, card_id: object) -> bool:
+        return card_id in self._notes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._notes)
+
+    def __len__(self) -> int:
+        return len(self._notes)
+
+
+class _Guids(Mapping[str, str]):
+    """GUID -> card id of the notes by card id, made on first use (a note added or renamed)."""
+
+    def __init__(self, notes: Mapping[str, RenderedNote]) -> None:
+        self._notes = notes
+        self._by_guid: dict[str, str] | None = None
+
+    def _map(self) -> dict[str, str]:
+        if self._by_guid is None:
+            self._by_guid = {n.guid: card_id for card_id, n in self._notes.items()}
+        return self._by_guid
+
+    def __getitem__(self, guid: str) -> str:
+        return self._map()[guid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
 
 
 def media_digests(media: Mapping[str, MediaFile]) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply, settle
 from deckbuild.incremental.memo import Memo
-from deckbuild.layout import CACHE_DIR
+from deckbuild.layout import CACHE_DIR, RECORD_FILE
 from deckbuild.packaging import Abandoned, package_media, with_package
 from deckbuild.plan import plan
 from deckbuild.preview.pages import MANIFEST, SiteWriter
@@ -39,6 +39,7 @@ from deckbuild.preview.site import (
     render_sides,
     write_site,
 )
+from deckbuild.release.record import remember_written
 from deckbuild.writer import atomic_write_bytes, remove_file
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from anki.collection import Collection
     from anki.notes import NoteId
 
-    from deckbuild.model import MediaFile
+    from deckbuild.model import MediaFile, RenderedNote
     from deckbuild.plan_result import Plan
 
 
@@ -70,6 +71,7 @@ class Resident:
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
         self.col: Collection | None = None
         self.shown: Plan | None = None  # the plan the site shows
+        self.by_card: dict[str, RenderedNote] = {}  # ... its notes by card id
         self.media: dict[str, MediaFile] = {}  # the site's media by name
         self.digests: dict[str, str] = {}  # ... and their sha256
         self.sides: Sides = {}
@@ -110,17 +112,18 @@ class Resident:
         planned.keep_cache()  # the sources build: what it parsed is kept, and the cache is free for the next plan
         media = _media(self.root, planned)
         digests = media_digests(media)
-        changed = shown_changes(self.shown, planned, self.digests, digests)
+        changed = shown_changes(self.by_card, self.shown, planned, self.digests, digests)
         todo = redraw(changed, config_changed=planned.config != self.shown.config)
+        now = {s.note.card_id: s.note for s in planned.notes}
         try:
-            if todo.full or not self._replace_notes(planned, todo):
+            if todo.full or not self._replace_notes(now, todo):
                 return self._full(plan(self.root, "build", memo=self.memo))
             self.pending = planned  # its package: write_package
             drawn = self._write_changes(planned, todo, media)
         except BaseException:
             self.shown = None  # the collection may be half-updated: the next save redraws everything
             raise
-        self.digests = digests
+        self.digests, self.by_card = digests, now
         return drawn
 
     def write_package(self, checkpoint: Callable[[], None] | None = None) -> Path:
@@ -137,6 +140,9 @@ class Resident:
                 self.pending = planned
                 raise
         apply(planned)
+        record = next((o.data for o in planned.outputs if o.path == self.root / RECORD_FILE), None)
+        if record is not None and planned.record is not None:  # the next save reads it back from memory
+            remember_written(self.memo, record, planned.record)
         assert planned.package is not None
         return planned.package
 
@@ -170,6 +176,7 @@ class Resident:
         write_site(self.out, planned.config.name, views, media, None, writer, self.entries)
         writer.finish()
         self.files, self.views, self.shown, self.pending = writer.seen, views, planned, planned
+        self.by_card = {s.note.card_id: s.note for s in planned.notes}
         return Drawn(len(views), tuple(writer.written), True)
 
     def _map_collection(self, planned: Plan) -> None:
@@ -186,13 +193,13 @@ class Resident:
             if note is not None:
                 self.dids.setdefault(note.deck, did)
 
-    def _replace_notes(self, planned: Plan, todo: Redraw) -> bool:
-        """The notes `todo` names, replaced in the collection and their cards rendered; False when
-        one needs what the collection lacks (a note type or subdeck no note used yet)."""
+    def _replace_notes(self, now: Mapping[str, RenderedNote], todo: Redraw) -> bool:
+        """The notes `todo` names (`now`: the new plan's notes by card id), replaced in the collection
+        and their cards rendered; False when one needs what the collection lacks (a note type or
+        subdeck no note used yet)."""
         assert self.col is not None and self.shown is not None
         col = self.col
-        before = {s.note.card_id: s.note for s in self.shown.notes}
-        now = {s.note.card_id: s.note for s in planned.notes}
+        before = self.by_card
         added = [now[card_id] for card_id in todo.notes if card_id in now]
         if any(n.notetype not in self.mids or n.deck not in self.dids for n in added):
             return False

@@ -104,6 +104,18 @@ def load_record(root: Path, memo: Memo | None = None) -> Record:
     return record
 
 
+def remember_written(memo: Memo, data: bytes, record: Record) -> None:
+    """`record`, just written as `data` by this process (serve), for its next load_record to take
+    back without parsing it: only if reading `data` gives it (its extra survives JSON as it is)."""
+    try:
+        extra = dict(record.extra)
+        same = json.loads(json.dumps(extra, ensure_ascii=False)) == extra
+    except (TypeError, ValueError):
+        same = False
+    if same:
+        memo.files[RECORD_FILE] = (data, record)
+
+
 class Clock:
     """Reads the time once, and only if asked: SOURCE_DATE_EPOCH wins over the system clock."""
 
@@ -123,8 +135,9 @@ def stamp_notes(
     """Give every note and note type its mod; return them and the updated record."""
     stamped: list[StampedNote] = []
     new_notes: dict[str, Stamp] = {}
+    known = record.notes
     for note in notes:
-        old = record.notes.get(note.card_id)
+        old = known.get(note.card_id)
         if old is not None and old.hash == note.content_hash:
             same = old.notetype == note.notetype and old.guid == note.guid
             stamp = old if same else Stamp(old.hash, old.mod, note.notetype, note.guid)
@@ -137,10 +150,11 @@ def stamp_notes(
             mod = max(clock.now(), floor)
             stamp = Stamp(note.content_hash, mod, note.notetype, note.guid)
         new_notes[note.card_id] = stamp
-        stamped.append(StampedNote(note, stamp.mod))
+        stamped.append(_stamped(note, stamp.mod))
     # Keep stamps of notes that left the sources: a release needs them to retire notes.
-    for card_id, stamp in record.notes.items():
-        new_notes.setdefault(card_id, stamp)
+    if known.keys() - new_notes.keys():
+        for card_id, stamp in known.items():
+            new_notes.setdefault(card_id, stamp)
     new_types: dict[str, Stamp] = {}
     for key, content_hash in notetype_hashes.items():
         old = record.notetypes.get(key)
@@ -152,3 +166,10 @@ def stamp_notes(
         new_types.setdefault(key, stamp)
     mods = {key: stamp.mod for key, stamp in new_types.items()}
     return stamped, mods, Record(new_notes, new_types, record.extra)
+
+
+def _stamped(note: RenderedNote, mod: int) -> StampedNote:
+    """StampedNote(note, mod) without the frozen dataclass's __init__ (a note per card, every build)."""
+    stamped: StampedNote = object.__new__(StampedNote)
+    object.__setattr__(stamped, "__dict__", {"note": note, "mod": mod})
+    return stamped
