@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from previewsite import index_entries
 
 from deckbuild.cli import main
 from deckbuild.preview.site import PreviewError, write_preview
@@ -39,14 +40,19 @@ def test_site_holds_every_card_its_media_and_mathjax(sample: Path, tmp_path: Pat
     assert page.count("<style>") == 2 and "db-question" in page and "db-answer" in page
     assert r"\( \sigma(z)_i = \frac{e^{z_i}}{\sum_j e^{z_j}} \)" in page
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert index.count('<li data-difficulty="') == 9
+    assert index_entries(out).count('<li data-difficulty="') == 9
     assert '<option value="normalization::batchnorm">' in index
 
 
 def test_nothing_is_loaded_from_the_network(sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     write_preview(sample, out)
-    for path in [out / "index.html", *sorted((out / "cards").iterdir()), out / "assets" / "preview.css"]:
+    for path in [
+        out / "index.html",
+        *sorted((out / "index").iterdir()),
+        *sorted((out / "cards").iterdir()),
+        out / "assets" / "preview.css",
+    ]:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"""(src|href)=["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import""", text), path
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from conftest import write_tree
+from previewsite import index_entries
 
 DEADLINE = 60.0  # every wait is bounded; none asserts a duration
 
@@ -137,7 +138,8 @@ def test_serves_rebuilds_on_edit_shows_problems_and_stops_on_sigint(sample: Path
     cards = sample / "cards" / "basics.yaml"
     with serving(sample) as (proc, base, port):
         status, index = _get(base)
-        assert status == 200 and b"deckbuild Sample" in index and b"cards/math-answer.html" in index
+        assert status == 200 and b"deckbuild Sample" in index and b'<script src="index/0000.js">' in index
+        assert b"cards/math-answer.html" in _get(base + "index/0000.js")[1]
         assert b"/__deckbuild/livereload.js" in index
         status, page = _get(base + "cards/math-answer.html")
         assert status == 200 and b"What does softmax compute?" in page
@@ -245,7 +247,7 @@ def test_index_titles_never_cut_a_formula_and_the_offline_site_has_no_reload_scr
             project.mkdir(exist_ok=True)
             shutil.copyfile(source, project / name)
     write_preview(project, out)
-    index = (out / "index.html").read_text(encoding="utf-8")
+    index = index_entries(out)
     titles = [html.unescape(t) for t in re.findall(r'<span class="pv-title">(.*?)</span>', index)]
     from golden import snapshot
 
@@ -254,7 +256,7 @@ def test_index_titles_never_cut_a_formula_and_the_offline_site_has_no_reload_scr
     for title in titles:
         outside = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", "", title)
         assert "\\(" not in outside and "\\[" not in outside and "\\)" not in outside and "\\]" not in outside, title
-    for page in [out / "index.html", *sorted((out / "cards").iterdir())]:
+    for page in [out / "index.html", *sorted((out / "index").iterdir()), *sorted((out / "cards").iterdir())]:
         assert "__deckbuild" not in page.read_text(encoding="utf-8") and "livereload" not in page.read_text(encoding="utf-8")
 
 

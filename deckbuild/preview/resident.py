@@ -27,12 +27,14 @@ from deckbuild.plan import plan
 from deckbuild.preview.pages import MANIFEST, SiteWriter
 from deckbuild.preview.redraw import Redraw, media_digests, redraw, shown_changes
 from deckbuild.preview.site import (
+    INDEX_CHUNK,
     MARKER,
     CardView,
     IndexRows,
     Sides,
     card_page,
     card_views,
+    index_file_name,
     index_page,
     open_render_collection,
     prepare_site,
@@ -246,7 +248,13 @@ class Resident:
             writer.write(f"media/{name}", media[name].path.read_bytes())
         for name in todo.media_gone:
             writer.drop(f"media/{name}")
-        writer.write("index.html", index_page(deck, views, self.entries).encode("utf-8"))
+        files = self.entries.files(views)
+        for name, data, fresh in files:
+            if fresh:
+                writer.write(name, data)
+        for number in range(len(files), (len(old_keys) + INDEX_CHUNK - 1) // INDEX_CHUNK):
+            writer.drop(index_file_name(number))
+        writer.write("index.html", index_page(deck, views).encode("utf-8"))
         writer.finish()
         self.files, self.views, self.shown, self.media = writer.seen, views, planned, dict(media)
         saved = tuple(v.key for v in views if v.card_id in redrawn)

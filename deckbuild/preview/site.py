@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import html
+import json
 import re
 import shutil
 import string
@@ -269,7 +270,9 @@ def write_site(
         writer.write(f"cards/{view.key}.html", page.encode("utf-8"))
         if progress and ((index + 1) % 100 == 0 or index + 1 == len(views)):
             progress(index + 1, len(views), "wrote card pages")
-    writer.write("index.html", index_page(deck, views, entries).encode("utf-8"))
+    for name, data, _fresh in (entries or IndexRows()).files(views):
+        writer.write(name, data)
+    writer.write("index.html", index_page(deck, views).encode("utf-8"))
 
 
 def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | None, number: int, total: int) -> str:
@@ -308,41 +311,76 @@ def _ord(key: str) -> int:
     return int(match.group(1)) if match else 1
 
 
+INDEX_CHUNK = 1000
+"""Index entries per file of index/: a save rewrites the file holding the entries it changed
+(the index of 100,000 cards is about 100 MB; one file of it about 1 MB)."""
+
+
 class IndexRows:
-    """The index's entries by card view, kept from one save to the next (serve): a save makes
-    the entries of its new views only.  (A bounded cache of entries missed every one of them
-    once a deck had more cards than it held: 6 s of a save at 100,000 cards.)"""
+    """The index's files of entries (index/NNNN.js), kept from one save to the next (serve): a
+    save makes the entries of its new views only, and the files whose views changed.  (A
+    bounded cache of entries missed every one of them once a deck had more cards than it held:
+    6 s of a save at 100,000 cards.)"""
 
     def __init__(self) -> None:
         # By identity: a save keeps the unchanged cards' view objects (card_views), and hashing
         # every view's sides was a third of the index's time at 100,000 cards.
         self._rows: dict[int, tuple[CardView, str]] = {}
+        self._files: list[tuple[tuple[CardView, ...], bytes]] = []  # each file's views and bytes
 
-    def __call__(self, views: Sequence[CardView]) -> list[str]:
-        old, rows = self._rows, {}
-        for view in views:
-            kept = old.get(id(view))
-            rows[id(view)] = kept if kept is not None and kept[0] is view else (view, index_row(view))
-        self._rows = rows  # only these views' entries (each holding its view, so no id is reused meanwhile)
-        return [rows[id(view)][1] for view in views]
+    def files(self, views: Sequence[CardView]) -> list[tuple[str, bytes, bool]]:
+        """Every file of entries of `views`: (path in the site, bytes, whether it is new or changed
+        since the last call); each holds its views, so no id of `_rows` is reused meanwhile."""
+        old_rows, rows = self._rows, {}
+        out: list[tuple[str, bytes, bool]] = []
+        files = []
+        for number, start in enumerate(range(0, len(views), INDEX_CHUNK)):
+            chunk = tuple(views[start : start + INDEX_CHUNK])
+            last = self._files[number] if number < len(self._files) else None
+            if last is not None and len(last[0]) == len(chunk) and all(a is b for a, b in zip(last[0], chunk, strict=True)):
+                data, fresh = last[1], False
+                for view in chunk:
+                    rows[id(view)] = old_rows[id(view)]
+            else:
+                entries = []
+                for view in chunk:
+                    kept = old_rows.get(id(view))
+                    rows[id(view)] = kept if kept is not None and kept[0] is view else (view, index_row(view))
+                    entries.append(rows[id(view)][1])
+                data, fresh = index_file(entries), True
+            files.append((chunk, data))
+            out.append((index_file_name(number), data, fresh))
+        self._rows, self._files = rows, files
+        return out
 
 
-def index_page(deck: str, views: Sequence[CardView], entries: IndexRows | None = None) -> str:
-    """Every card, filterable by difficulty, topic and text (inline script; works offline)."""
+def index_file_name(number: int) -> str:
+    return f"index/{number:04d}.js"
+
+
+def index_file(entries: Sequence[str]) -> bytes:
+    """A file of index entries: a script that adds them to the index's list as it loads."""
+    text = json.dumps("\n".join(entries), ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f"dbPreview.entries({text});\n".encode()
+
+
+def index_page(deck: str, views: Sequence[CardView]) -> str:
+    """Every card, filterable by difficulty, topic and text (inline script; works offline); its
+    entries are in the files of index/ (IndexRows.files), loaded in order by script tags."""
     difficulties = sorted({v.difficulty for v in views if v.difficulty}, key=_difficulty_rank)
     used = {t for v in views for t in v.topics}  # the few distinct topics of many cards, split once each
     topics = sorted({prefix for t in used for prefix in _prefixes(t)})
-    rows = entries(views) if entries is not None else [index_row(view) for view in views]
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
     topic_options = "".join(
         f'<option value="{html.escape(t)}">{"  " * t.count("::")}{html.escape(t.rsplit("::", 1)[-1])}</option>' for t in topics
     )
+    files = (len(views) + INDEX_CHUNK - 1) // INDEX_CHUNK
     return _template("index.html").substitute(
         deck=html.escape(deck),
         count=len(views),
         difficulties=diff_options,
         topics=topic_options,
-        rows="\n".join(rows),
+        entries="\n".join(f'<script src="{index_file_name(n)}"></script>' for n in range(files)),
     )
 
 

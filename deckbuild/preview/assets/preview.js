@@ -78,6 +78,8 @@ window.dbPreview = (function () {
     return Promise.resolve();  // MathJax (deferred) has not started yet: its start-up typesets #qa
   }
   function flip() { return show(side === "front" ? "back" : "front"); }
-  return {init: init, setNight: setNight, show: show, flip: flip,
+  // The index's entries, one file of index/ at a time, in order (each file is such a call).
+  function entries(html) { document.getElementById("cards").insertAdjacentHTML("beforeend", html); }
+  return {init: init, setNight: setNight, show: show, flip: flip, entries: entries,
           toggleNight: function () { setNight(!document.body.classList.contains("nightMode")); }};
 })();
