@@ -238,3 +238,37 @@ def test_a_package_abandoned_for_a_newer_save_writes_nothing_and_stays_owed(tmp_
         _same_as_fresh(project, tmp_path / "work")
     finally:
         resident.close()
+
+
+def test_a_manifest_left_behind_by_a_killed_serve_still_gives_the_next_preview_the_right_site(tmp_path: Path) -> None:
+    """A save that only rewrites files leaves the manifest to the package; one that adds or drops
+    a file saves it at once: a serve killed between the two leaves nothing the next preview misses."""
+    from deckbuild.preview.resident import Resident
+    from deckbuild.preview.site import write_preview
+
+    project = copy_project("sample", tmp_path)
+    out = project / "dist" / "preview"
+    basics = project / "cards" / "basics.yaml"
+    resident = Resident(project, out)
+    try:
+        resident.redraw_site()
+        assert not resident.manifest_owed
+        _edit(basics, "a probability for each class.", "a probability for every class.")
+        assert resident.redraw_site().saved == ("math-answer",)
+        assert resident.manifest_owed  # only files rewritten: the manifest waits for the package
+        write_tree(project, {"cards/plain.yaml": QA_CARDS})
+        resident.redraw_site()
+        assert not resident.manifest_owed  # a page added: saved at once
+        _edit(basics, "a probability for every class.", "one probability per class.")
+        resident.redraw_site()
+        assert resident.manifest_owed
+        resident.manifest_owed = False  # killed before the package: the manifest stays as it was
+    finally:
+        resident.close()
+    (project / "cards" / "plain.yaml").unlink()  # its page must go, though the manifest's last save listed it
+    write_preview(project, out, incremental=True)
+    fresh = _sources(project, tmp_path / "fresh")
+    write_preview(fresh, tmp_path / "site")
+    served, previewed = _tree(out), _tree(tmp_path / "site")
+    assert sorted(served) == sorted(previewed)
+    assert [name for name in served if served[name] != previewed[name]] == []

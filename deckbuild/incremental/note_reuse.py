@@ -53,7 +53,7 @@ class NoteReuse:
             and kept.overlapping == overlapping
             and kept.figure == figure
             and kept.namespace == self._namespace
-            and all(by_id.get(ref) is other for ref, other in kept.named)
+            and (not kept.named or all(by_id.get(ref) is other for ref, other in kept.named))
         ):  # the same card naming the same cards (serve): the same key
             return kept
         refs = (card.of, *card.related, card.duplicate_of, *overlapping)

@@ -28,6 +28,7 @@ class SiteWriter:
         self.known: dict[str, list[object]] = dict(known) if known is not None else {}
         self.seen: dict[str, list[object]] = dict(known) if known is not None else {}
         self.written: list[str] = []
+        self.renamed = False  # a file was added or dropped: the manifest's names changed
         if known is None and manifest is not None and manifest.is_file():
             try:
                 data = json.loads(manifest.read_text(encoding="utf-8"))
@@ -50,6 +51,8 @@ class SiteWriter:
         if entry is not None and entry[0] == digest and self._stat(path) == entry[1:]:
             self.seen[rel] = entry
             return
+        if entry is None:
+            self.renamed = True
         make_folder(path.parent)
         atomic_write_bytes(path, data)  # a server reading the page meanwhile sees the old or the new one
         self.seen[rel] = [digest, *(self._stat(path) or [])]
@@ -57,13 +60,24 @@ class SiteWriter:
 
     def drop(self, rel: str) -> None:
         """The file `rel` is no part of the site any more (finish removes it)."""
-        self.seen.pop(rel, None)
+        if self.seen.pop(rel, None) is not None:
+            self.renamed = True
 
-    def finish(self) -> None:
-        """Remove files of the last run that this run did not write; save the manifest."""
+    def finish(self, manifest: bool = True) -> None:
+        """Remove files of the last run that this run did not write; save the manifest, unless
+        `manifest` is False (serve saves it later: save_manifest)."""
         for rel in sorted(set(self.known) - set(self.seen)):
             remove_file(self.out_dir / rel)
-        if self.manifest is not None:
-            make_folder(self.manifest.parent)
-            data = {"out": str(self.out_dir.resolve()), "files": dict(sorted(self.seen.items()))}
-            atomic_write_bytes(self.manifest, (json.dumps(data) + "\n").encode())
+        if manifest and self.manifest is not None:
+            save_manifest(self.manifest, self.out_dir, self.seen)
+
+
+def save_manifest(manifest: Path, out_dir: Path, files: dict[str, list[object]]) -> None:
+    """The manifest of the site in `out_dir`: every file's hash, size and mtime.
+
+    A manifest left behind the site by the files rewritten since (serve saves it with the
+    package) costs only time: their size or mtime differ, so they are written again; a file
+    added or removed since is not named in it, so serve saves it at once when the names change."""
+    make_folder(manifest.parent)
+    data = {"out": str(out_dir.resolve()), "files": dict(sorted(files.items()))}
+    atomic_write_bytes(manifest, (json.dumps(data) + "\n").encode())

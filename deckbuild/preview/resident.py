@@ -24,7 +24,7 @@ from deckbuild.incremental.memo import Memo
 from deckbuild.layout import CACHE_DIR, RECORD_FILE
 from deckbuild.packaging import Abandoned, package_media, with_package
 from deckbuild.plan import plan
-from deckbuild.preview.pages import MANIFEST, SiteWriter
+from deckbuild.preview.pages import MANIFEST, SiteWriter, save_manifest
 from deckbuild.preview.redraw import Redraw, media_digests, redraw, shown_changes
 from deckbuild.preview.site import (
     INDEX_CHUNK,
@@ -84,9 +84,11 @@ class Resident:
         self.entries = IndexRows()  # the index entries of `views`
         self.files: dict[str, list[object]] | None = None  # the site's files, as the writer left them
         self.pending: Plan | None = None  # the plan whose package write_package writes
+        self.manifest_owed = False  # the manifest does not yet list the files' latest hashes
         self.memo = Memo()  # the cache entries the last plan used, kept in memory for the next
 
     def close(self) -> None:
+        self._save_manifest()
         if self.col is not None:
             self.col.close()
             self.col = None
@@ -145,8 +147,14 @@ class Resident:
         record = next((o.data for o in planned.outputs if o.path == self.root / RECORD_FILE), None)
         if record is not None and planned.record is not None:  # the next save reads it back from memory
             remember_written(self.memo, record, planned.record)
+        self._save_manifest()
         assert planned.package is not None
         return planned.package
+
+    def _save_manifest(self) -> None:
+        if self.manifest_owed and self.files is not None:
+            save_manifest(self.manifest, self.out, self.files)
+            self.manifest_owed = False
 
     def _full(self, planned: Plan) -> Drawn:
         """Everything again: the package imported into a new collection, every card rendered."""
@@ -177,6 +185,7 @@ class Resident:
         media = [(name, m.path) for name, m in sorted(self.media.items())]
         write_site(self.out, planned.config.name, views, media, None, writer, self.entries)
         writer.finish()
+        self.manifest_owed = False
         self.files, self.views, self.shown, self.pending = writer.seen, views, planned, planned
         self.by_card = {s.note.card_id: s.note for s in planned.notes}
         return Drawn(len(views), tuple(writer.written), True)
@@ -255,7 +264,10 @@ class Resident:
         for number in range(len(files), (len(old_keys) + INDEX_CHUNK - 1) // INDEX_CHUNK):
             writer.drop(index_file_name(number))
         writer.write("index.html", index_page(deck, views).encode("utf-8"))
-        writer.finish()
+        # The manifest waits for the package (a line per file, 120,000 at 100,000 cards), unless
+        # files were added or dropped: a manifest left behind then would not name them.
+        writer.finish(manifest=writer.renamed)
+        self.manifest_owed = not writer.renamed
         self.files, self.views, self.shown, self.media = writer.seen, views, planned, dict(media)
         saved = tuple(v.key for v in views if v.card_id in redrawn)
         return Drawn(len(views), tuple(writer.written), False, saved)
