@@ -109,8 +109,9 @@ class BuildCache:
     def parsed(self, key: bytes) -> tuple[list[Card], list[Problem]] | None:
         """The cards and problems of a card file parsed before, or None."""
         if self._memo is not None and key in self._memo.parsed:
-            kept_cards, kept_problems, kept_digests = self._memo.parsed[key]
-            self._remember_digests(list(kept_cards), list(kept_digests))
+            # Its cards' digests are not listed again: NoteReuse asks only for the cards whose
+            # keys it cannot take from the last plan (few), and digest() computes those.
+            kept_cards, kept_problems, _kept_digests = self._memo.parsed[key]
             self._used_parsed.add(key)
             return list(kept_cards), list(kept_problems)
         if self._conn is None:
@@ -289,8 +290,8 @@ class BuildCache:
         memo = self._memo
         found: dict[bytes, RenderedNote] = {}
         if memo is not None:
-            kept = memo.notes
-            found = {k: kept[k] for k in keys if k in kept}
+            get = memo.notes.get
+            found = {k: note for k in keys if (note := get(k)) is not None}
             if len(found) == len(keys):
                 return found
             keys = [k for k in keys if k not in found]
@@ -300,9 +301,12 @@ class BuildCache:
             self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
             self._conn.execute("DELETE FROM wanted")
             self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
-            # Rows this code did not write are left out (then rendered again, and stored over).
+            # Rows this code did not write are left out (then rendered again, and stored over).  CROSS
+            # JOIN keeps `wanted` the outer loop: each key is looked up in the notes' primary key (the
+            # planner otherwise may scan every note for a few keys: 0.15 s a save at 100,000 cards).
             rows = self._conn.execute(
-                f"SELECT notes.key, {NOTE_COLUMNS} FROM notes JOIN wanted ON notes.key = wanted.key WHERE {WELL_FORMED_NOTE}"
+                f"SELECT notes.key, {NOTE_COLUMNS} FROM wanted CROSS JOIN notes ON notes.key = wanted.key "
+                f"WHERE {WELL_FORMED_NOTE}"
             )
             read = {row[0]: _note(note_values(row)) for row in rows}
         except sqlite3.Error:

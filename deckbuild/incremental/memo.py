@@ -57,8 +57,8 @@ class Memo:
         self.runs = {k: v for k, v in self.runs.items() if k in paths}
         self.parsed = {k: v for k, v in self.parsed.items() if k in parsed}
         self.facts = {k: v for k, v in self.facts.items() if k in facts}
-        self.notes = {k: v for k, v in self.notes.items() if k in notes}
-        self.note_keys = {k: v for k, v in self.note_keys.items() if v.key in notes}
+        for key in self.notes.keys() - notes:  # in place: a save changes a few of 100,000
+            del self.notes[key]
 
     def earlier_facts(self, path: str) -> dict[Hashable, CardFacts]:
         """The facts of the cards the file at `path` had in the last plan, by card_key."""

@@ -218,7 +218,8 @@ class Resident:
         leaving = [self.nids.pop(g) for g in sorted(guids) if g in self.nids]
         if leaving:
             col.remove_notes(leaving)
-        self.sides = {key: sides for key, sides in self.sides.items() if key[0] not in guids}
+        for guid in guids:
+            self.sides.pop(guid, None)
         cards: list[CardId] = []
         for rendered in added:
             note = col.new_note(col.models.get(self.mids[rendered.notetype]))  # type: ignore[arg-type]

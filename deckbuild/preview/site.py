@@ -114,8 +114,8 @@ def write_preview(
     return result
 
 
-Sides = dict[tuple[str, int], tuple[str, str]]
-"""(note GUID, card ord) -> the card's question and answer side as Anki renders them."""
+Sides = dict[str, dict[int, tuple[str, str]]]
+"""Note GUID -> card ord -> the card's question and answer side as Anki renders them."""
 
 
 def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[Sides, list[Path]]:
@@ -158,7 +158,7 @@ def render_sides(col: Collection, card_ids: Sequence[CardId], progress: Progress
         guid = guids.get(card.nid)
         if guid is None:
             guid = guids[card.nid] = card.note().guid
-        sides[(guid, card.ord)] = (card.question(), card.answer())
+        sides.setdefault(guid, {})[card.ord] = (card.question(), card.answer())
         if progress and (done % 100 == 0 or done == len(cards)):
             progress(done, len(cards), "rendered cards with the Anki backend")
     return sides
@@ -168,9 +168,6 @@ def card_views(planned: Plan, sides: Sides, kept: Mapping[str, Sequence[CardView
     """Every card in study order (the plan's note order, then each cloze number), with its note's
     facets; `kept`: the views of notes known to be unchanged, by card id (serve), used as they are."""
     kept = kept or {}
-    ords: dict[str, list[int]] = {}
-    for guid, ord_ in sides:
-        ords.setdefault(guid, []).append(ord_)
     views: list[CardView] = []
     for stamped in planned.notes:
         note = stamped.note
@@ -179,9 +176,10 @@ def card_views(planned: Plan, sides: Sides, kept: Mapping[str, Sequence[CardView
             views += same
             continue
         kind, difficulty, topics = tag_facets(note.tags)
-        numbers = sorted(ords.get(note.guid, []))
+        cards = sides.get(note.guid, {})
+        numbers = sorted(cards)
         for ord_ in numbers:
-            front, back = sides[(note.guid, ord_)]
+            front, back = cards[ord_]
             views.append(
                 CardView(
                     key=note.card_id if len(numbers) == 1 else f"{note.card_id}.c{ord_ + 1}",
