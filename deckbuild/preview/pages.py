@@ -25,8 +25,10 @@ class SiteWriter:
         a file not written again stays unless dropped: the site is updated, not rewritten)."""
         self.out_dir = out_dir
         self.manifest = manifest
-        self.known: dict[str, list[object]] = dict(known) if known is not None else {}
+        self.known: dict[str, list[object]] = known if known is not None else {}  # read, never changed
         self.seen: dict[str, list[object]] = dict(known) if known is not None else {}
+        # Updating `known` (seen starts as it): the files dropped are the ones finish removes.
+        self._dropped: set[str] | None = set() if known is not None else None
         self.written: list[str] = []
         self.renamed = False  # a file was added or dropped: the manifest's names changed
         if known is None and manifest is not None and manifest.is_file():
@@ -62,11 +64,19 @@ class SiteWriter:
         """The file `rel` is no part of the site any more (finish removes it)."""
         if self.seen.pop(rel, None) is not None:
             self.renamed = True
+            if self._dropped is not None:
+                self._dropped.add(rel)
+
+    def start_over(self) -> None:
+        """Write the whole site again: the files of `known` this writer does not write go."""
+        self.seen = {}
+        self._dropped = None
 
     def finish(self, manifest: bool = True) -> None:
         """Remove files of the last run that this run did not write; save the manifest, unless
         `manifest` is False (serve saves it later: save_manifest)."""
-        for rel in sorted(set(self.known) - set(self.seen)):
+        gone = self._dropped - self.seen.keys() if self._dropped is not None else self.known.keys() - self.seen.keys()
+        for rel in sorted(gone):
             remove_file(self.out_dir / rel)
         if manifest and self.manifest is not None:
             save_manifest(self.manifest, self.out_dir, self.seen)

@@ -181,7 +181,7 @@ class Resident:
             prepare_site(self.out)
         writer = SiteWriter(self.out, self.manifest, known=self.files)
         if self.files is not None:
-            writer.seen = {}  # a full redraw: the files it does not write again go
+            writer.start_over()  # a full redraw: the files it does not write again go
         media = [(name, m.path) for name, m in sorted(self.media.items())]
         write_site(self.out, planned.config.name, views, media, None, writer, self.entries)
         writer.finish()
@@ -264,7 +264,7 @@ class Resident:
                 writer.write(name, data)
         for number in range(len(files), (len(old_keys) + INDEX_CHUNK - 1) // INDEX_CHUNK):
             writer.drop(index_file_name(number))
-        writer.write("index.html", index_page(deck, views).encode("utf-8"))
+        writer.write("index.html", index_page(deck, views, self.entries.facets).encode("utf-8"))
         # The manifest waits for the package (a line per file, 120,000 at 100,000 cards), unless
         # files were added or dropped: a manifest left behind then would not name them.
         writer.finish(manifest=writer.renamed)

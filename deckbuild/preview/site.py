@@ -268,9 +268,10 @@ def write_site(
         writer.write(f"cards/{view.key}.html", page.encode("utf-8"))
         if progress and ((index + 1) % 100 == 0 or index + 1 == len(views)):
             progress(index + 1, len(views), "wrote card pages")
-    for name, data, _fresh in (entries or IndexRows()).files(views):
+    entries = entries or IndexRows()
+    for name, data, _fresh in entries.files(views):
         writer.write(name, data)
-    writer.write("index.html", index_page(deck, views).encode("utf-8"))
+    writer.write("index.html", index_page(deck, views, entries.facets).encode("utf-8"))
 
 
 def card_page(deck: str, view: CardView, prev_key: str | None, next_key: str | None, number: int, total: int) -> str:
@@ -324,7 +325,8 @@ class IndexRows:
         # By identity: a save keeps the unchanged cards' view objects (card_views), and hashing
         # every view's sides was a third of the index's time at 100,000 cards.
         self._rows: dict[int, tuple[CardView, str]] = {}
-        self._files: list[tuple[tuple[CardView, ...], bytes]] = []  # each file's views and bytes
+        self._files: list[tuple[tuple[CardView, ...], bytes, IndexFacets]] = []  # each file's views, bytes, facets
+        self.facets: IndexFacets | None = None  # of the views of the last call: what the index's filters offer
 
     def files(self, views: Sequence[CardView]) -> list[tuple[str, bytes, bool]]:
         """Every file of entries of `views`: (path in the site, bytes, whether it is new or changed
@@ -336,7 +338,7 @@ class IndexRows:
             chunk = tuple(views[start : start + INDEX_CHUNK])
             last = self._files[number] if number < len(self._files) else None
             if last is not None and len(last[0]) == len(chunk) and all(a is b for a, b in zip(last[0], chunk, strict=True)):
-                data, fresh = last[1], False
+                data, facets, fresh = last[1], last[2], False
                 for view in chunk:
                     rows[id(view)] = old_rows[id(view)]
             else:
@@ -345,11 +347,25 @@ class IndexRows:
                     kept = old_rows.get(id(view))
                     rows[id(view)] = kept if kept is not None and kept[0] is view else (view, index_row(view))
                     entries.append(rows[id(view)][1])
-                data, fresh = index_file(entries), True
-            files.append((chunk, data))
+                data, facets, fresh = index_file(entries), index_facets(chunk), True
+            files.append((chunk, data, facets))
             out.append((index_file_name(number), data, fresh))
         self._rows, self._files = rows, files
+        difficulties: set[str] = set()
+        topics: set[str] = set()
+        for _chunk, _data, (chunk_difficulties, chunk_topics) in files:
+            difficulties |= chunk_difficulties
+            topics |= chunk_topics
+        self.facets = (difficulties, topics)
         return out
+
+
+IndexFacets = tuple[set[str], set[str]]
+"""The difficulties and the topics of some views (the index's filters offer them all)."""
+
+
+def index_facets(views: Sequence[CardView]) -> IndexFacets:
+    return {v.difficulty for v in views if v.difficulty}, {t for v in views for t in v.topics}
 
 
 def index_file_name(number: int) -> str:
@@ -362,12 +378,13 @@ def index_file(entries: Sequence[str]) -> bytes:
     return f"dbPreview.entries({text});\n".encode()
 
 
-def index_page(deck: str, views: Sequence[CardView]) -> str:
+def index_page(deck: str, views: Sequence[CardView], facets: IndexFacets | None = None) -> str:
     """Every card, filterable by difficulty, topic and text (inline script; works offline); its
-    entries are in the files of index/ (IndexRows.files), loaded in order by script tags."""
-    difficulties = sorted({v.difficulty for v in views if v.difficulty}, key=_difficulty_rank)
-    used = {t for v in views for t in v.topics}  # the few distinct topics of many cards, split once each
-    topics = sorted({prefix for t in used for prefix in _prefixes(t)})
+    entries are in the files of index/ (IndexRows.files), loaded in order by script tags.
+    `facets`: index_facets(views), if known (IndexRows.facets)."""
+    present, used = facets if facets is not None else index_facets(views)
+    difficulties = sorted(present, key=_difficulty_rank)
+    topics = sorted({prefix for t in used for prefix in _prefixes(t)})  # the few distinct topics, split once each
     diff_options = "".join(f'<option value="{html.escape(d)}">{html.escape(d)}</option>' for d in difficulties)
     topic_options = "".join(
         f'<option value="{html.escape(t)}">{"  " * t.count("::")}{html.escape(t.rsplit("::", 1)[-1])}</option>' for t in topics
