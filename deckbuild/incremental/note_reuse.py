@@ -77,20 +77,39 @@ class NoteReuse:
         self, card: Card, due: int, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
     ) -> RenderedNote | None:
         """The cached note for this card at position `due`, or None (then `store` it)."""
-        if self._found is None:  # the first call: every card's key, and one query for them all
-            for other in by_id.values():
-                self._keys[id(other)] = self._key(other, by_id, duplicates_of)
-            self._cache.remember_note_keys(self._keys)
-            self._found = self._cache.notes([known.key for known in self._keys.values()])
+        found = self._found
+        if found is None:  # the first call: every card's key, and one query for them all
+            found = self._found = self._key_all(by_id, duplicates_of)
         known = self._keys.get(id(card))
         if known is None or known.card is not card:
             known = self._keys[id(card)] = self._key(card, by_id, duplicates_of)
-        note = self._found.pop(known.key, None)  # each card is asked for once; a second ask renders again
+        note = found.pop(known.key, None)  # each card is asked for once; a second ask renders again
         if note is None or note.due == due:
             return note  # a kept note at its place is shared as it is (a note is immutable)
         moved: RenderedNote = object.__new__(RenderedNote)
         object.__setattr__(moved, "__dict__", {**note.__dict__, "due": due})
         return moved
+
+    def _key_all(self, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> dict[bytes, RenderedNote]:
+        """Every card's key (_key, its first test inlined: most cards of a serve save are the
+        last plan's), and the notes kept under them."""
+        keys, kept, figures, namespace = self._keys, self._kept, self._figures, self._namespace
+        for card in by_id.values():
+            known = kept.get(id(card))
+            if (
+                known is None
+                or known.card is not card
+                or card.id in figures
+                or card.id in duplicates_of
+                or known.namespace != namespace
+                or known.figure is not None
+                or known.overlapping
+                or (known.named and not all(by_id.get(ref) is other for ref, other in known.named))
+            ):
+                known = self._key(card, by_id, duplicates_of)
+            keys[id(card)] = known
+        self._cache.remember_note_keys(keys)
+        return self._cache.notes([known.key for known in keys.values()])
 
     def store(self, card: Card, note: RenderedNote) -> None:
         known = self._keys.get(id(card))
