@@ -91,8 +91,9 @@ IDENTITY_OPTION = click.option(
 
 
 def report(problems: Sequence[Problem]) -> None:
-    for problem in problems:
-        click.echo(problem.format(), err=True)
+    """One line per problem, in one write (click.echo flushes each call: 3,000 warnings were 3,000 writes)."""
+    if problems:
+        click.echo("\n".join(problem.format() for problem in problems), err=True)
 
 
 def handles_errors(func: F) -> F:

@@ -185,7 +185,7 @@ def _plan(
     try:
         record = record_stage.load_record(root, memo)
         previous = versioning.latest_snapshot(root, record.extra)
-        past = identity.known_from(record, previous)
+        past = identity.known_from(record, previous, memo)
     except LocatedError as exc:
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images

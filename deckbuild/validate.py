@@ -44,8 +44,8 @@ def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invali
     problems: list[Problem] = []
     first_seen: dict[str, Card] = {}
     for card in cards:
-        if card.id in first_seen:
-            other = first_seen[card.id]
+        other = first_seen.setdefault(card.id, card)
+        if other is not card:
             problems.append(
                 Problem(
                     card.where("id"),
@@ -53,8 +53,6 @@ def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invali
                     f"duplicate card id '{card.id}': also at {other.where('id')}; ids must be unique in the deck",
                 )
             )
-        else:
-            first_seen[card.id] = card
     for card in cards:
         if card.related or card.duplicate_of or card.of or card.kind in ("formula", "fact"):
             problems.extend(_check_references(card, first_seen, invalid))

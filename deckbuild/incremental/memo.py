@@ -45,6 +45,9 @@ class Memo:
     note_keys: dict[int, NoteKey] = field(default_factory=dict)
     """id(card) -> what the card's note key was computed from, and the key (NoteReuse): an
     unchanged card file's cards are the same objects plan after plan, so their keys are too."""
+    derived: dict[str, tuple[object, object, object]] = field(default_factory=dict)
+    """By name: two objects a stage read and what it made of them (the release stage's Known of
+    the record and snapshot), for a plan that reads the very same objects again."""
     files: dict[str, tuple[bytes, object]] = field(default_factory=dict)
     """By file: its bytes as a stage last read them and the value it made of them (the build
     record: release/record.py), for a stage above this package to check and take back."""

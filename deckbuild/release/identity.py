@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.errors import LocatedError, Location, Problem
+from deckbuild.incremental.memo import Memo
 from deckbuild.layout import CONFIG_FILE
 from deckbuild.model import Card, DeckConfig, MediaFile
 from deckbuild.release.record import Record
@@ -73,8 +74,19 @@ def known(root: Path) -> Known:
     return known_from(record, versioning.latest_snapshot(root, record.extra))
 
 
-def known_from(record: Record, snapshot: Snapshot | None) -> Known:
-    """What the build record and the last release (already read, e.g. by the plan) say."""
+def known_from(record: Record, snapshot: Snapshot | None, memo: Memo | None = None) -> Known:
+    """What the build record and the last release (already read, e.g. by the plan) say; `memo`
+    (serve) keeps it for the next plan that reads the same record and snapshot objects."""
+    kept = memo.derived.get("known") if memo is not None else None
+    if kept is not None and kept[0] is record and kept[1] is snapshot and isinstance(kept[2], Known):
+        return kept[2]
+    known = _known_from(record, snapshot)
+    if memo is not None:
+        memo.derived["known"] = (record, snapshot, known)
+    return known
+
+
+def _known_from(record: Record, snapshot: Snapshot | None) -> Known:
     ident = record.extra.get(IDENTITY_KEY)
     ident = ident if isinstance(ident, Mapping) else {}
     kinds = {card_id: stamp.notetype for card_id, stamp in record.notes.items() if stamp.notetype}
@@ -201,10 +213,13 @@ def _check_deck(root: Path, config: DeckConfig, past: Known, allow: bool, releas
 
 
 def _check_previous_ids(cards: Sequence[Card]) -> list[Problem]:
-    problems = []
+    problems: list[Problem] = []
+    renamed = [card for card in cards if card.previous_ids]
+    if not renamed:
+        return problems
     live = {card.id: card for card in cards}
     claimed: dict[str, Card] = {}
-    for card in cards:
+    for card in renamed:
         for old in card.previous_ids:
             where = card.where("previous_ids")
             if old == card.id:
