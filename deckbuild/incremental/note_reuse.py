@@ -86,6 +86,9 @@ class NoteReuse:
         note = found.pop(known.key, None)  # each card is asked for once; a second ask renders again
         if note is None or note.due == due:
             return note  # a kept note at its place is shared as it is (a note is immutable)
+        if note.due == -1:  # just read from the cache, shared with no one yet: placed, not copied
+            object.__setattr__(note, "due", due)
+            return note
         moved: RenderedNote = object.__new__(RenderedNote)
         object.__setattr__(moved, "__dict__", {**note.__dict__, "due": due})
         return moved
