@@ -81,6 +81,8 @@ class Resident:
         self.mids: dict[str, int] = {}  # note type key -> its id in the collection
         self.dids: dict[str, int] = {}  # subdeck ("" = the deck) -> its id in the collection
         self.views: list[CardView] = []
+        self.keys: list[str] = []  # ... their page keys
+        self.note_views: dict[str, list[CardView]] = {}  # ... by card id
         self.entries = IndexRows()  # the index entries of `views`
         self.files: dict[str, list[object]] | None = None  # the site's files, as the writer left them
         self.pending: Plan | None = None  # the plan whose package write_package writes
@@ -180,7 +182,8 @@ class Resident:
         self._map_collection(planned)
         self.media = _media(self.root, planned)
         self.digests = media_digests(self.media)
-        views = card_views(planned, self.sides)
+        self.note_views = {}
+        views = card_views(planned, self.sides, self.note_views)
         if self.files is None and not (self.out / MARKER).exists():
             remove_file(self.manifest)
             prepare_site(self.out)
@@ -192,6 +195,7 @@ class Resident:
         writer.finish()
         self.manifest_owed = False
         self.files, self.views, self.shown, self.pending = writer.seen, views, planned, planned
+        self.keys = [v.key for v in views]
         self.by_card = {s.note.card_id: s.note for s in planned.notes}
         return Drawn(len(views), tuple(writer.written), True)
 
@@ -239,18 +243,16 @@ class Resident:
 
     def _write_changes(self, planned: Plan, todo: Redraw, media: Mapping[str, MediaFile]) -> Drawn:
         assert planned.config is not None
-        redrawn = set(todo.notes)
-        kept: dict[str, list[CardView]] = {}
-        for view in self.views:  # an unchanged note shows the same cards: its views are kept
-            if view.card_id not in redrawn:
-                kept.setdefault(view.card_id, []).append(view)
-        views = card_views(planned, self.sides, kept)
+        for card_id in (*todo.notes, *todo.gone):  # an unchanged note shows the same cards: its views are kept
+            self.note_views.pop(card_id, None)
+        made: list[int] = []
+        views = card_views(planned, self.sides, self.note_views, made)
         deck = planned.config.name
         writer = SiteWriter(self.out, self.manifest, known=self.files)
         keys = [v.key for v in views]
-        old_keys = [v.key for v in self.views]
+        old_keys = self.keys
         if keys == old_keys:  # the same cards in the same order: only the redrawn ones' pages change
-            indices: Sequence[int] = [i for i, v in enumerate(views) if v.card_id in redrawn]
+            indices: Sequence[int] = made
         else:  # each page shows its number, the total and its neighbours
             indices = range(len(views))
             for key in sorted(set(old_keys) - set(keys)):
@@ -274,8 +276,8 @@ class Resident:
         # files were added or dropped: a manifest left behind then would not name them.
         writer.finish(manifest=writer.renamed)
         self.manifest_owed = not writer.renamed
-        self.files, self.views, self.shown, self.media = writer.seen, views, planned, dict(media)
-        saved = tuple(v.key for v in views if v.card_id in redrawn)
+        self.files, self.views, self.keys, self.shown, self.media = writer.seen, views, keys, planned, dict(media)
+        saved = tuple(views[i].key for i in made)
         return Drawn(len(views), tuple(writer.written), False, saved)
 
 

@@ -18,7 +18,7 @@ import re
 import shutil
 import string
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -164,10 +164,13 @@ def render_sides(col: Collection, card_ids: Sequence[CardId], progress: Progress
     return sides
 
 
-def card_views(planned: Plan, sides: Sides, kept: Mapping[str, Sequence[CardView]] | None = None) -> list[CardView]:
+def card_views(
+    planned: Plan, sides: Sides, kept: dict[str, list[CardView]] | None = None, made: list[int] | None = None
+) -> list[CardView]:
     """Every card in study order (the plan's note order, then each cloze number), with its note's
-    facets; `kept`: the views of notes known to be unchanged, by card id (serve), used as they are."""
-    kept = kept or {}
+    facets.  `kept` (serve): the views of notes known to be unchanged, by card id, used as they
+    are; the views made here are added to it, and their places in the list to `made`."""
+    kept = kept if kept is not None else {}
     views: list[CardView] = []
     for stamped in planned.notes:
         note = stamped.note
@@ -178,6 +181,7 @@ def card_views(planned: Plan, sides: Sides, kept: Mapping[str, Sequence[CardView
         kind, difficulty, topics = tag_facets(note.tags)
         cards = sides.get(note.guid, {})
         numbers = sorted(cards)
+        start = len(views)
         for ord_ in numbers:
             front, back = cards[ord_]
             views.append(
@@ -192,6 +196,9 @@ def card_views(planned: Plan, sides: Sides, kept: Mapping[str, Sequence[CardView
                     title=card_title(front),
                 )
             )
+        kept[note.card_id] = views[start:]
+        if made is not None:
+            made += range(start, len(views))
     return views
 
 
