@@ -272,3 +272,34 @@ def test_a_manifest_left_behind_by_a_killed_serve_still_gives_the_next_preview_t
     served, previewed = _tree(out), _tree(tmp_path / "site")
     assert sorted(served) == sorted(previewed)
     assert [name for name in served if served[name] != previewed[name]] == []
+
+
+def test_a_save_rewrites_only_the_index_file_holding_its_entries(tmp_path: Path, monkeypatch: object) -> None:
+    """The index's entries are files of INDEX_CHUNK; an answer edit rewrites its card's page and its
+    entries' file (and index.html, unchanged here), and the site is still the one a preview writes."""
+    import pytest
+
+    from deckbuild.preview import site
+    from deckbuild.preview.resident import Resident
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setattr(site, "INDEX_CHUNK", 3)
+    monkeypatch.setattr("deckbuild.preview.resident.INDEX_CHUNK", 3)
+    project = copy_project("sample", tmp_path)
+    out = project / "dist" / "preview"
+    resident = Resident(project, out)
+    try:
+        resident.redraw_site()
+        files = sorted(p.name for p in (out / "index").iterdir())
+        assert len(files) == (len(resident.views) + 2) // 3 > 2
+        _edit(project / "cards" / "basics.yaml", "a probability for each class.", "a probability for every class.")
+        drawn = resident.redraw_site()
+        place = resident.keys.index("math-answer") // 3
+        assert sorted(drawn.written) == ["cards/math-answer.html", f"index/{place:04d}.js"]
+        assert "a probability for every class." in (out / "index" / f"{place:04d}.js").read_text(encoding="utf-8")
+    finally:
+        resident.close()
+    site.write_preview(_sources(project, tmp_path / "fresh"), tmp_path / "site")
+    served, previewed = _tree(out), _tree(tmp_path / "site")
+    assert sorted(served) == sorted(previewed)
+    assert [name for name in served if served[name] != previewed[name]] == []
