@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Problem, WriteFailed
+from deckbuild.incremental.cache_db import CACHE_FILE, connect, keep_only, stored_code
 from deckbuild.incremental.codec import (
     NOTE_COLUMNS,
     NOTE_FIELDS,
@@ -51,23 +52,12 @@ from deckbuild.incremental.memo import Memo, NoteKey, card_key
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
-from deckbuild.writer import make_folder, move_into_place, open_database, remove_empty_folder, remove_file
+from deckbuild.writer import make_folder, move_into_place, remove_empty_folder, remove_file
 
 if TYPE_CHECKING:
     from deckbuild.validate import CardFacts
 
-CACHE_FILE = "cache.sqlite"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (code TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS parsed (key BLOB PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS facts (key BLOB PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
-CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-""".format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in NOTE_FIELDS))
-LOCK_WAIT_MS = 2000
 FEW_KEYS = 1000  # notes looked up one by one rather than by a scan of the notes table
-_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords")
 
 
 class BuildCache:
@@ -230,7 +220,7 @@ class BuildCache:
             self._conn.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (key, value))
             total = self._conn.execute("SELECT count(*) FROM facts").fetchone()[0]
             if total > 2 * len(self._file_keys) + 100:
-                _keep_only(self._conn, "facts", self._used_facts | set(self._file_keys.values()))
+                keep_only(self._conn, "facts", self._used_facts | set(self._file_keys.values()))
         except (sqlite3.Error, TypeError, ValueError):
             return
 
@@ -275,10 +265,10 @@ class BuildCache:
             self._conn.executemany("INSERT OR REPLACE INTO markdown VALUES (?, ?)", fresh.items())
             total = self._conn.execute("SELECT count(*) FROM markdown").fetchone()[0]
             if total > 2 * len(used) + 8 * notes + 1000:
-                _keep_only(self._conn, "markdown", used)
+                keep_only(self._conn, "markdown", used)
             total = self._conn.execute("SELECT count(*) FROM parsed").fetchone()[0]
             if total > 2 * len(self._used_parsed) + 100:
-                _keep_only(self._conn, "parsed", self._used_parsed)
+                keep_only(self._conn, "parsed", self._used_parsed)
         except sqlite3.Error:
             return
 
@@ -358,7 +348,7 @@ class BuildCache:
         try:
             total = self._conn.execute("SELECT count(*) FROM notes").fetchone()[0]
             if total > 2 * len(self._used_notes) + 100:
-                _keep_only(self._conn, "notes", self._used_notes)
+                keep_only(self._conn, "notes", self._used_notes)
         except sqlite3.Error:
             return
 
@@ -446,13 +436,6 @@ def _note(values: dict[str, Any]) -> RenderedNote:
     return note
 
 
-def _keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key BLOB PRIMARY KEY)")
-    conn.execute("DELETE FROM keep")
-    conn.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keys))
-    conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")  # noqa: S608 -- table is ours
-
-
 def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> BuildCache:
     """The project's cache; read-only for `check`.  Never raises for a broken cache file.
 
@@ -471,10 +454,10 @@ def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> Build
             if not path.is_file():
                 fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
                 remove_file(fresh)
-            conn = _connect(fresh or path)
+            conn = connect(fresh or path)
         elif path.is_file():
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            if _stored_code(conn) != code_fingerprint():
+            if stored_code(conn) != code_fingerprint():
                 raise sqlite3.DatabaseError("made by other code")
     except (sqlite3.Error, WriteFailed):
         if conn is not None:
@@ -487,38 +470,5 @@ def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> Build
             with contextlib.suppress(WriteFailed, sqlite3.Error):
                 fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
                 remove_file(fresh)
-                conn = _connect(fresh)
+                conn = connect(fresh)
     return BuildCache(conn, writable, fresh if conn is not None else None, made_folder, memo)
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """Open for writing, in one transaction that keep() commits; entries made by other code
-    are dropped in it.  Another build holding the cache (a second deckbuild planning in the
-    same project) means no cache for this one rather than a wait."""
-    conn = open_database(path)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
-        conn.execute("BEGIN IMMEDIATE")
-        _create_tables(conn)
-        if _stored_code(conn) != code_fingerprint():
-            # Dropped, not emptied: other code may keep other columns.
-            for table in _TABLES:
-                conn.execute(f"DROP TABLE IF EXISTS {table}")  # noqa: S608 -- our own table names
-            _create_tables(conn)
-            conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
-    except sqlite3.Error:
-        conn.close()
-        raise
-    return conn
-
-
-def _create_tables(conn: sqlite3.Connection) -> None:
-    """The schema, inside the open transaction (executescript would commit it)."""
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def _stored_code(conn: sqlite3.Connection) -> str | None:
-    row = conn.execute("SELECT code FROM meta").fetchone()
-    return str(row[0]) if row else None

@@ -1,0 +1,68 @@
+"""The build cache's file: its SQLite schema, and a connection that holds it for one build.
+
+cache.py reads and writes the entries; this module only makes sure the file it works on has
+the tables this code expects, emptied of what other code left there, and is held by this
+build alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from deckbuild.incremental.codec import NOTE_FIELDS
+from deckbuild.incremental.uptodate import code_fingerprint
+from deckbuild.writer import open_database
+
+CACHE_FILE = "cache.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (code TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS parsed (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS facts (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
+CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+""".format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in NOTE_FIELDS))
+LOCK_WAIT_MS = 2000
+_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords")
+
+
+def keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
+    """Delete the rows of `table` (one of ours) whose key is not in `keys`."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key BLOB PRIMARY KEY)")
+    conn.execute("DELETE FROM keep")
+    conn.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keys))
+    conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")  # noqa: S608 -- table is ours
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open for writing, in one transaction that keep() commits; entries made by other code
+    are dropped in it.  Another build holding the cache (a second deckbuild planning in the
+    same project) means no cache for this one rather than a wait."""
+    conn = open_database(path)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+        conn.execute("BEGIN IMMEDIATE")
+        create_tables(conn)
+        if stored_code(conn) != code_fingerprint():
+            # Dropped, not emptied: other code may keep other columns.
+            for table in _TABLES:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")  # noqa: S608 -- our own table names
+            create_tables(conn)
+            conn.execute("INSERT INTO meta VALUES (?)", (code_fingerprint(),))
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def create_tables(conn: sqlite3.Connection) -> None:
+    """The schema, inside the open transaction (executescript would commit it)."""
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def stored_code(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT code FROM meta").fetchone()
+    return str(row[0]) if row else None
