@@ -105,15 +105,17 @@ class Resident:
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._redraw_site()
+            drawn = self._redraw_site()
         finally:
-            # What the save kept (the deck's cards, notes, views, sides) lives until a later save
-            # replaces it and is freed by reference counting then: frozen, the collector never
-            # walks it again.  Unfrozen, a full collection (1.5 s at 100,000 cards, finding
-            # nothing) ran in the package's thread or a page request's, and the next save waited.
-            gc.freeze()
             if was_enabled:
                 gc.enable()
+        # What the save kept (the deck's cards, notes, views, sides) lives until a later save
+        # replaces it and is freed by reference counting then: frozen, the collector never walks
+        # it again.  Unfrozen, a full collection (1.5 s at 100,000 cards, finding nothing) ran in
+        # the package's thread or a page request's, and the next save waited.  (A failed save's
+        # objects are not frozen: serve collects them, cycles included.)
+        gc.freeze()
+        return drawn
 
     def _redraw_site(self) -> Drawn:
         settle(self.root, writing=True)  # a write killed half-way is rolled back before the plan reads the project

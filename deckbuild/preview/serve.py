@@ -10,6 +10,7 @@ as they are served; the files on disk are exactly what `deckbuild preview` write
 
 from __future__ import annotations
 
+import gc
 import http.server
 import ipaddress
 import json
@@ -251,6 +252,11 @@ def _rebuild(site: Resident, state: State, echo: Echo, reason: str) -> bool:
         drawn = site.redraw_site()  # each file replaced atomically
     except Exception as exc:
         report_failure(state, echo, exc, f"build failed ({reason}); still serving the last good preview:")
+        drawn = None
+    if drawn is None:
+        # The failed plan, cycles included (an exception a frame kept): the collector walks only
+        # what came after the last good save (Resident.redraw_site freezes what a save keeps).
+        gc.collect()
         return False
     state.publish(True, [], drawn.saved)
     pages = sum(1 for f in drawn.written if f.endswith(".html"))
