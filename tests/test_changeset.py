@@ -108,6 +108,32 @@ def test_a_moved_note() -> None:
     assert found.moved == (("a", "", "Sub"),) and found.notes == ()
 
 
+def test_notes_that_are_the_baselines_own_objects_change_as_their_copies_would() -> None:
+    """serve compares a plan with the one it shows, sharing the unchanged notes: the changeset
+    skips those (the very objects the baseline holds) and must say what a full comparison says."""
+    kept = [_note("a"), _note("b", media=("b.png",)), _note("c"), _note("old-d"), _note("e"), _note("f")]
+    retired = _note("r", tags=("t", RETIRED_TAG))
+    shown = {n.card_id: n for n in [*kept, retired]}
+    now = (
+        kept[0],  # unchanged: the shown object itself
+        _note("b", "Edited.", media=("b.png",)),
+        dataclasses.replace(kept[2], deck="Sub"),  # moved
+        _note("d", previous_ids=("old-d",)),  # renamed
+        kept[4],
+        _note("g"),  # added; f is gone
+        retired,
+    )
+
+    def base(notes: dict[str, RenderedNote]) -> Baseline:
+        return Baseline({k: n.content_hash for k, n in notes.items()}, {n.guid: k for k, n in notes.items()}, notes, HASHES, {})
+
+    shared = changes(now, base(shown))
+    copied = changes(now, base({k: dataclasses.replace(n) for k, n in shown.items()}))
+    assert shared == copied
+    assert [(n.card_id, n.kind) for n in shared.notes] == [("b", "changed"), ("d", "renamed"), ("g", "added")]
+    assert shared.moved == (("c", "", "Sub"),) and shared.leaving == ("f",) and shared.removed == ("f",)
+
+
 def test_a_media_replacement_an_addition_and_a_drop() -> None:
     a = _note("a", media=("a.png",))
     figures = {
