@@ -149,3 +149,28 @@ def test_a_stamp_line_is_what_json_dumps_writes(hash_: str, mod: int, notetype: 
         data["guid"] = guid
     written = Record({card_id: Stamp(hash_, mod, notetype, guid)}).to_bytes().decode()
     assert f"    {json.dumps(card_id)}: {json.dumps(data)}\n" in written
+
+
+def test_a_record_serve_wrote_is_taken_back_as_reading_its_file_gives_it(tmp_path: Path) -> None:
+    from deckbuild.incremental.memo import Memo
+    from deckbuild.release.record import remember_written
+
+    record = Record(
+        {"b": Stamp("h2", 2, "qa", "g"), "a": Stamp("h1", 1, "cloze", "g")},  # one GUID twice: a renamed card
+        {"qa": Stamp("t", 1)},
+        {"media": {"y.png": {"name": "y.png", "hash": "2"}, "x.png": {"name": "x.png", "hash": "1"}}, "identity": {"n": 1}},
+    )
+    data = record.to_bytes()
+    (tmp_path / "deckbuild.lock").write_bytes(data)
+    memo = Memo()
+    remember_written(memo, data, record)
+    kept = load_record(tmp_path, memo)
+    read = load_record(tmp_path)
+    assert kept is not read and kept == read
+    assert list(kept.notes) == list(read.notes) and list(kept.extra) == list(read.extra)
+    assert list(kept.extra["media"]) == list(read.extra["media"])
+    assert load_record(tmp_path, memo) is kept  # the same bytes: not read again
+    (tmp_path / "deckbuild.lock").write_bytes(data.replace(b'"h1"', b'"h9"'))
+    assert load_record(tmp_path, memo).notes["a"].hash == "h9"  # other bytes: read
+    remember_written(memo, data, Record({}, {}, {"tuple": (1, 2)}))  # JSON gives it back as a list: not taken
+    assert memo.files["deckbuild.lock"][1].notes["a"].hash == "h9"  # type: ignore[attr-defined]

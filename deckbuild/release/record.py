@@ -106,14 +106,16 @@ def load_record(root: Path, memo: Memo | None = None) -> Record:
 
 def remember_written(memo: Memo, data: bytes, record: Record) -> None:
     """`record`, just written as `data` by this process (serve), for its next load_record to take
-    back without parsing it: only if reading `data` gives it (its extra survives JSON as it is)."""
+    back without parsing it: as reading `data` would give it (entries in the file's order), and
+    only if its extra survives JSON as it is."""
     try:
         extra = dict(record.extra)
-        same = json.loads(json.dumps(extra, ensure_ascii=False)) == extra
+        read = json.loads(json.dumps(extra, sort_keys=True, ensure_ascii=False))
     except (TypeError, ValueError):
-        same = False
-    if same:
-        memo.files[RECORD_FILE] = (data, record)
+        return
+    if read == extra:
+        notes, notetypes = dict(sorted(record.notes.items())), dict(sorted(record.notetypes.items()))
+        memo.files[RECORD_FILE] = (data, Record(notes, notetypes, read))
 
 
 class Clock:
