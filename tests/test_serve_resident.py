@@ -303,3 +303,21 @@ def test_a_save_rewrites_only_the_index_file_holding_its_entries(tmp_path: Path,
     served, previewed = _tree(out), _tree(tmp_path / "site")
     assert sorted(served) == sorted(previewed)
     assert [name for name in served if served[name] != previewed[name]] == []
+
+
+def test_the_cards_kept_between_saves_share_their_note_types_css(tmp_path: Path) -> None:
+    """Each rendered side starts with its note type's whole CSS (12 KB in the shipped deck's): kept
+    once per distinct block, not once per side, and given back whole to the page."""
+    from deckbuild.preview.resident import Resident
+
+    project = copy_project("sample", tmp_path)
+    resident = Resident(project, tmp_path / "site")
+    try:
+        resident.redraw_site()
+        styles = {id(v.front_style) for v in resident.views} | {id(v.back_style) for v in resident.views}
+        assert len(styles) <= len({v.front_style for v in resident.views} | {v.back_style for v in resident.views}) < 3
+        view = resident.views[0]
+        page = (tmp_path / "site" / "cards" / f"{view.key}.html").read_text(encoding="utf-8")
+        assert view.front.startswith("<style>") and view.front in page
+    finally:
+        resident.close()
