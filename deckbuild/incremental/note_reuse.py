@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from deckbuild.incremental.cache import BuildCache
 from deckbuild.incremental.codec import shown_digest
 from deckbuild.incremental.memo import NoteKey
 from deckbuild.model import Card, MediaFile, RenderedNote
-
-if TYPE_CHECKING:
-    pass
 
 
 class NoteReuse:
@@ -46,16 +42,6 @@ class NoteReuse:
         overlapping = tuple(duplicates_of.get(card.id, ()))
         file = self._figures.get(card.id)
         figure = (file[0].name, file[1]) if file is not None else None
-        kept = self._kept.get(id(card))
-        if (
-            kept is not None
-            and kept.card is card
-            and kept.overlapping == overlapping
-            and kept.figure == figure
-            and kept.namespace == self._namespace
-            and (not kept.named or all(by_id.get(ref) is other for ref, other in kept.named))
-        ):  # the same card naming the same cards (serve): the same key
-            return kept
         refs = (card.of, *card.related, card.duplicate_of, *overlapping)
         parts = [self._namespace, self._cache.digest(card)]
         shown = self.shown_digest
@@ -94,8 +80,10 @@ class NoteReuse:
         return moved
 
     def _key_all(self, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> dict[bytes, RenderedNote]:
-        """Every card's key (_key, its first test inlined: most cards of a serve save are the
-        last plan's), and the notes kept under them."""
+        """Every card's key, and the notes kept under them.  A card of the last plan of this
+        process (serve: most of a save's) keeps its key while it is the same object, naming the
+        same objects, with no figure and no card overlapping it, under the same namespace;
+        the others' keys are computed (_key)."""
         keys, kept, figures, namespace = self._keys, self._kept, self._figures, self._namespace
         for card in by_id.values():
             known = kept.get(id(card))

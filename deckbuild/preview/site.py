@@ -184,11 +184,10 @@ def card_views(
     """Every card in study order (the plan's note order, then each cloze number), with its note's
     facets.  `kept` (serve): the views of notes known to be unchanged, by card id, used as they
     are; the views made here are added to it, and their places in the list to `made`."""
-    kept = kept if kept is not None else {}
     views: list[CardView] = []
     for stamped in planned.notes:
         note = stamped.note
-        same = kept.get(note.card_id)
+        same = kept.get(note.card_id) if kept is not None else None
         if same is not None:
             views += same
             continue
@@ -212,7 +211,8 @@ def card_views(
                     title=card_title(front_body),
                 )
             )
-        kept[note.card_id] = views[start:]
+        if kept is not None:
+            kept[note.card_id] = views[start:]
         if made is not None:
             made += range(start, len(views))
     return views
