@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -86,8 +87,31 @@ def figures(
     images: Mapping[str, MediaFile],
     progress: Progress | None = None,
     jobs: int | None = None,
+    *,
+    draws_again: bool = False,
 ) -> dict[str, tuple[MediaFile, bool]]:
-    """`images` (media.check_images' result) plus every diagram, drawn or from the cache."""
+    """`images` (media.check_images' result) plus every diagram, drawn or from the cache.
+
+    Unless this process `draws_again` (serve, planning after every save), the drawing
+    workers' fork server ends here, drawn or not: what follows (the package) needs no more
+    pictures, and is the peak of a large build's memory.
+    """
+    try:
+        return _figures(root, cards, images, progress, jobs)
+    finally:
+        if not draws_again and "deckbuild.diagrams.pool" in sys.modules:  # never started if never imported
+            from deckbuild.diagrams.pool import stop_workers
+
+            stop_workers()
+
+
+def _figures(
+    root: Path,
+    cards: Sequence[Card],
+    images: Mapping[str, MediaFile],
+    progress: Progress | None,
+    jobs: int | None,
+) -> dict[str, tuple[MediaFile, bool]]:
     found = {card_id: (media, False) for card_id, media in images.items()}
     diagram_cards = [c for c in cards if c.figure is not None and c.figure.diagram]
     if not diagram_cards:

@@ -232,7 +232,7 @@ def _plan(
     # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
     from deckbuild.figures import figures as figure_stage
 
-    figures = figure_stage(root, cards, images, progress, jobs)
+    figures = figure_stage(root, cards, images, progress, jobs, draws_again=memo is not None)  # memo: serve
     # Stage 7: render every card to a note (fields, tags, GUID, study order); a note whose
     # inputs did not change since the last build comes from the cache, and the others use
     # the Markdown renderings of the last build and of the parse workers.

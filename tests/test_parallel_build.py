@@ -215,3 +215,54 @@ def test_a_first_build_starts_the_diagram_workers_before_parsing(tmp_path: Path)
     plain = copy_project("phone", tmp_path / "plain")
     assert not any("diagram:" in p.read_text("utf-8") for p in (plain / "cards").glob("*.yaml"))
     assert not _starts_early(plain)  # no card names a diagram
+
+
+_PLAN_TWICE = (
+    "import os, sys\n"
+    "from multiprocessing import forkserver\n"
+    "from pathlib import Path\n"
+    "from deckbuild.figures import start_early\n"
+    "from deckbuild.incremental.memo import Memo\n"
+    "from deckbuild.plan import plan\n"
+    "root, memo = Path(sys.argv[1]), Memo() if sys.argv[2] == 'serve' else None\n"
+    "server = forkserver._forkserver\n"
+    "start_early(root)\n"
+    "started = server._forkserver_pid\n"
+    "first = plan(root, 'build', memo=memo)\n"
+    "running = server._forkserver_pid is not None\n"
+    "alive = os.path.exists(f'/proc/{started}') and started == server._forkserver_pid\n"
+    "(root / 'cards' / 'more.yaml').write_text(sys.argv[3], 'utf-8')\n"
+    "second = plan(root, 'build', memo=memo)\n"
+    "print(started is not None, running, alive, server._forkserver_pid is not None,"
+    " len(second.figures) - len(first.figures))\n"
+)
+
+
+def _plan_twice(project: Path, who: str) -> list[str]:
+    more = _card(1, "warmup-cosine").replace("picture-1", "picture-more")
+    out = subprocess.run(
+        [sys.executable, "-c", _PLAN_TWICE, str(project), who, more],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_a_build_ends_the_drawing_server_once_drawn_and_serve_keeps_it(tmp_path: Path) -> None:
+    """Idle after the figures, the fork server still holds matplotlib (about 60 MB) through the
+    packaging, a large first build's peak: a one-off build ends it (and a later drawing in the
+    same process starts another); serve, which draws again after a save, keeps it."""
+    if "forkserver" not in __import__("multiprocessing").get_all_start_methods():
+        return
+    build = copy_project("sample", tmp_path / "build")
+    write_tree(build, {"cards/pictures.yaml": _card(0, "grad-clipping")})
+    serve = copy_project("sample", tmp_path / "serve")
+    write_tree(serve, {"cards/pictures.yaml": _card(0, "grad-clipping")})
+    # started early, gone after the plan, and after the second plan too, which drew its new diagram
+    assert _plan_twice(build, "build") == ["True", "False", "False", "False", "1"]
+    # serve: the same server, still running after each plan
+    assert _plan_twice(serve, "serve") == ["True", "True", "True", "True", "1"]

@@ -18,7 +18,17 @@ from deckbuild.model import Progress
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
 
-__all__ = ["NUMERIC_ENV", "Job", "Outcome", "draw_in_workers", "kernels_fixed", "start_worker", "start_workers", "worker_context"]
+__all__ = [
+    "NUMERIC_ENV",
+    "Job",
+    "Outcome",
+    "draw_in_workers",
+    "kernels_fixed",
+    "start_worker",
+    "start_workers",
+    "stop_workers",
+    "worker_context",
+]
 
 _WORKER_MODULE = "deckbuild.diagrams._worker"
 
@@ -87,6 +97,29 @@ def _stop_server() -> None:
         if os.waitpid(pid, os.WNOHANG) == (0, 0):  # running, and a child no one reaped: not a reused pid
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+
+
+def stop_workers() -> None:
+    """End the fork server now, for a process that draws no more (a one-off build): idle, it
+    still holds matplotlib, about 60 MB, through the packaging that is a large build's peak.
+
+    Its state is reset as multiprocessing's own stop resets it, so a later drawing in this
+    process starts a fresh server (preloading _worker.py again) instead of failing.
+    """
+    from multiprocessing import forkserver, util
+
+    server: Any = forkserver._forkserver  # its state, private: reset as its own _stop_unlocked does
+    if getattr(server, "_forkserver_pid", None) is None:
+        return
+    _stop_server()  # killed (no waiting for imports still under way) and reaped
+    alive, address = server._forkserver_alive_fd, server._forkserver_address
+    server._forkserver_pid = server._forkserver_alive_fd = server._forkserver_address = None
+    if alive is not None:
+        with contextlib.suppress(OSError):
+            os.close(alive)
+    if address and not util.is_abstract_socket_namespace(address):
+        with contextlib.suppress(OSError):
+            os.unlink(address)
 
 
 Job = tuple[DiagramInfo, Mapping[str, Any]]
