@@ -103,23 +103,21 @@ def stop_workers() -> None:
     """End the fork server now, for a process that draws no more (a one-off build): idle, it
     still holds matplotlib, about 60 MB, through the packaging that is a large build's peak.
 
-    Its state is reset as multiprocessing's own stop resets it, so a later drawing in this
-    process starts a fresh server (preloading _worker.py again) instead of failing.
+    Killed first, so that a server still importing is not waited for; then stopped the way
+    multiprocessing stops it (which reaps it, removes its socket and resets its state), so a
+    later drawing in this process starts a fresh server (preloading _worker.py again).
     """
-    from multiprocessing import forkserver, util
+    import signal
+    from multiprocessing import forkserver
 
-    server: Any = forkserver._forkserver  # its state, private: reset as its own _stop_unlocked does
-    if getattr(server, "_forkserver_pid", None) is None:
+    server: Any = forkserver._forkserver  # private: multiprocessing's own stop is _stop()
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
         return
-    _stop_server()  # killed (no waiting for imports still under way) and reaped
-    alive, address = server._forkserver_alive_fd, server._forkserver_address
-    server._forkserver_pid = server._forkserver_alive_fd = server._forkserver_address = None
-    if alive is not None:
-        with contextlib.suppress(OSError):
-            os.close(alive)
-    if address and not util.is_abstract_socket_namespace(address):
-        with contextlib.suppress(OSError):
-            os.unlink(address)
+    with contextlib.suppress(OSError):  # a child not reaped yet keeps its pid: never another process's
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        server._stop()
 
 
 Job = tuple[DiagramInfo, Mapping[str, Any]]
