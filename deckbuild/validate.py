@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
 from typing import Protocol
 
 from deckbuild.errors import Location, Problem, TextProblem
@@ -77,16 +79,13 @@ def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invali
 def _facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
     """Every card's facts, file by file: kept ones where the store has them, else computed (and kept)."""
     out: list[CardFacts] = []
-    start = 0
-    while start < len(cards):
-        path = cards[start].location.path
-        end = start + 1
-        while end < len(cards) and cards[end].location.path == path:
-            end += 1
-        run = cards[start:end]
+    for path, grouped in groupby(cards, key=_PATH):  # a file's cards are consecutive (sources.load_cards)
+        run = list(grouped)
         out.extend(store.run_facts(path, run, card_facts) if store is not None else [card_facts(card) for card in run])
-        start = end
     return out
+
+
+_PATH = attrgetter("location.path")
 
 
 def card_facts(card: Card) -> CardFacts:

@@ -251,12 +251,14 @@ def _check_moved(config: DeckConfig, cards: Sequence[Card], past: Known) -> list
     """A card that already shipped under its own GUID must not move onto another note."""
     from deckbuild.apkg.ids import card_guid
 
-    problems = []
+    problems: list[Problem] = []
+    if past.namespace not in (None, config.namespace):
+        return problems  # a new namespace (E170)
     for card in cards:
-        shipped = past.built_guids.get(card.id) or past.released_guids.get(card.id)
-        if not card.previous_ids or shipped is None or past.namespace not in (None, config.namespace):
+        if not card.previous_ids:  # most cards: asked first, before two lookups
             continue
-        if shipped != card_guid(config.namespace, card.id, card.previous_ids):
+        shipped = past.built_guids.get(card.id) or past.released_guids.get(card.id)
+        if shipped is not None and shipped != card_guid(config.namespace, card.id, card.previous_ids):
             problems.append(
                 Problem(
                     card.where("previous_ids"),
@@ -270,14 +272,19 @@ def _check_moved(config: DeckConfig, cards: Sequence[Card], past: Known) -> list
 
 def _check_kept_guids(config: DeckConfig, cards: Sequence[Card], past: Known) -> list[Problem]:
     """A card keeps the GUID it shipped with: a `guid:` edited or removed would make a new note (E225)."""
-    from deckbuild.apkg.ids import card_guid
+    from deckbuild.apkg.ids import note_guid
 
-    problems = []
-    for card in cards:
-        shipped = past.built_guids.get(card.id) or past.released_guids.get(card.id)
-        if shipped is None or card.previous_ids or past.namespace not in (None, config.namespace):
-            continue  # new, renamed (previous_ids: E126), or a new namespace (E170)
-        now = card.guid or card_guid(config.namespace, card.id)
+    problems: list[Problem] = []
+    if past.namespace not in (None, config.namespace):
+        return problems  # a new namespace (E170)
+    built, released, namespace = past.built_guids.get, past.released_guids.get, config.namespace
+    for card in cards:  # every card of the deck, every build: lookups bound once
+        if card.previous_ids:
+            continue  # renamed: E126
+        shipped = built(card.id) or released(card.id)
+        if shipped is None:
+            continue  # new
+        now = card.guid or note_guid(namespace, card.id)
         if now != shipped:
             problems.append(
                 Problem(
@@ -292,10 +299,15 @@ def _check_kept_guids(config: DeckConfig, cards: Sequence[Card], past: Known) ->
 
 def _check_kinds(cards: Sequence[Card], past: Known) -> list[Problem]:
     problems = []
+    kinds = past.kinds.get
     for card in cards:
+        if not card.previous_ids:  # most cards: one lookup, and no tuple of ids
+            before = kinds(card.id)
+            if before is None or before == notetype_of(card):
+                continue
         kind = notetype_of(card)
         for ident in (card.id, *card.previous_ids):
-            before = past.kinds.get(ident)
+            before = kinds(ident)
             if before is not None and before != kind:
                 via = "" if ident == card.id else f" (through previous id '{ident}')"
                 problems.append(
