@@ -221,6 +221,48 @@ def test_a_corrupt_note_row_in_the_cache_is_rendered_again(sample: Path) -> None
     assert build(sample).path.read_bytes() == data
 
 
+@pytest.mark.parametrize("few_keys", [0, 10**6], ids=["one scan of the notes", "keys looked up one by one"])
+def test_a_rebuild_takes_every_unchanged_note_from_the_cache_by_either_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_keys: int
+) -> None:
+    """The note cache is asked for every card's key: up to FEW_KEYS keys one by one, more by
+    one scan of its table.  Either way a rebuild renders only the edited note again, a corrupt
+    row is rendered again rather than used, and the package is the clean build's."""
+    import sqlite3
+
+    from deckbuild.incremental import cache as cache_module
+    from deckbuild.incremental.note_reuse import NoteReuse
+
+    monkeypatch.setattr(cache_module, "FEW_KEYS", few_keys)
+    project = copy_project("sample", tmp_path / "incremental")
+    build(project)
+    clean = tmp_path / "clean" / "sample"
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite"))
+    for root in (project, clean):
+        _edit(root / "cards/basics.yaml", "Across the batch, per feature.", "Per feature.")
+    rendered: list[str] = []
+    real_store = NoteReuse.store
+
+    def store(self: NoteReuse, card: object, note: object) -> None:
+        rendered.append(getattr(card, "id", ""))
+        real_store(self, card, note)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(NoteReuse, "store", store)
+    out = build(project).path
+    data = out.read_bytes()
+    assert len(rendered) == 1, rendered  # the edited note only: every other one came from the cache
+    conn = sqlite3.connect(project / CACHE_DIR / "cache.sqlite")
+    assert conn.execute("UPDATE notes SET tags = 42 WHERE card_id = 'escaping'").rowcount == 1
+    conn.commit()
+    conn.close()
+    out.unlink()
+    rendered.clear()
+    assert build(project).path.read_bytes() == data
+    assert rendered == ["escaping"]  # the corrupt row's note, rendered again
+    monkeypatch.setattr(NoteReuse, "store", real_store)
+    assert build(clean).path.read_bytes() == data
+
+
 WARNED = """\
 - id: wq
   question: Which rates?

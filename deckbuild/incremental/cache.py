@@ -289,18 +289,25 @@ class BuildCache:
         if self._conn is None or not keys:
             return found
         try:
-            self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
-            self._conn.execute("DELETE FROM wanted")
-            self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
-            # Rows this code did not write are left out (then rendered again, and stored over).  A few
-            # keys (a serve save's) are looked up one by one (CROSS JOIN keeps `wanted` the outer loop;
-            # the planner scanned all 100,000 notes for them, 0.15 s a save); a fresh build's keys of
-            # every note are found by one scan of the notes, in their key order (a third faster).
-            tables = "wanted CROSS JOIN notes" if len(keys) <= FEW_KEYS else "notes JOIN wanted"
-            rows = self._conn.execute(
-                f"SELECT notes.key, {NOTE_COLUMNS} FROM {tables} ON notes.key = wanted.key WHERE {WELL_FORMED_NOTE}"
-            )
-            read = {row[0]: _note(note_values(row)) for row in rows}
+            # Rows this code did not write are left out (then rendered again, and stored over).
+            if len(keys) <= FEW_KEYS:
+                # A few keys (a serve save's) are looked up one by one (CROSS JOIN keeps `wanted` the
+                # outer loop; the planner scanned all 100,000 notes for them, 0.15 s a save).
+                self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
+                self._conn.execute("DELETE FROM wanted")
+                self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
+                rows = self._conn.execute(
+                    f"SELECT notes.key, {NOTE_COLUMNS} FROM wanted CROSS JOIN notes ON notes.key = wanted.key "
+                    f"WHERE {WELL_FORMED_NOTE}"
+                )
+                read = {row[0]: _note(note_values(row)) for row in rows}
+            else:
+                # A fresh build's keys of every note: one scan of the table (which keep_only holds to
+                # about the deck's notes), each row decoded only if wanted.  Filling a table of the
+                # wanted keys to join with cost more than the scan (0.94-1.36 s against 0.70 s at 100k).
+                wanted = set(keys)
+                rows = self._conn.execute(f"SELECT notes.key, {NOTE_COLUMNS} FROM notes WHERE {WELL_FORMED_NOTE}")
+                read = {row[0]: _note(note_values(row)) for row in rows if row[0] in wanted}
         except sqlite3.Error:
             return found
         if memo is not None:
