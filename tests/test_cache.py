@@ -131,6 +131,35 @@ def test_a_change_of_deckbuild_itself_invalidates_state_and_cache(sample: Path, 
     conn.close()
 
 
+def test_the_cache_is_made_in_large_pages_and_made_again_after_an_upgrade(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild reads every card file's parse and every note back a page at a time: the cache
+    file has large pages, and a cache another deckbuild wrote (in the default 4 KB pages, say)
+    is replaced by a new file rather than emptied in place, so an upgrade gets them too."""
+    import sqlite3
+
+    from deckbuild.incremental import uptodate
+    from deckbuild.incremental.cache_db import PAGE_BYTES
+
+    def page_size() -> int:
+        conn = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")
+        try:
+            return int(conn.execute("PRAGMA page_size").fetchone()[0])
+        finally:
+            conn.close()
+
+    one = build(sample).path.read_bytes()
+    assert page_size() == PAGE_BYTES > 4096
+    old = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")  # as an older deckbuild left it
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("VACUUM")
+    old.close()
+    assert page_size() == 4096
+    monkeypatch.setattr(uptodate, "_code", "another-deckbuild")
+    assert build(sample).path.read_bytes() == one
+    assert page_size() == PAGE_BYTES
+    assert not list((sample / CACHE_DIR).glob("cache.sqlite.new-*"))
+
+
 # -- incremental rebuilds (issue 17): an edit re-renders only what it touches, and the
 # package equals a clean build of the same sources with the same record.
 

@@ -443,13 +443,26 @@ def _note(values: dict[str, Any]) -> RenderedNote:
     return note
 
 
+def _other_code(path: Path) -> bool:
+    """Whether the cache file was written by other code (then none of it is of use); False when
+    it cannot be told (locked, corrupt: connect() decides)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return stored_code(conn) != code_fingerprint()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> BuildCache:
     """The project's cache; read-only for `check`.  Never raises for a broken cache file.
 
     Everything a build writes into it stays in one uncommitted transaction until the caller
     says keep() (its outputs are written) or drop() (it failed): a failed command changes no
     file, the cache included.  A project without a cache gets a new file beside the place it
-    takes on keep()."""
+    takes on keep(), and so does a project whose cache other code wrote (deckbuild upgraded)."""
     path = root / CACHE_DIR / CACHE_FILE
     conn: sqlite3.Connection | None = None
     fresh: Path | None = None
@@ -458,7 +471,7 @@ def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> Build
         if writable:
             made_folder = not path.parent.is_dir()
             make_folder(path.parent)
-            if not path.is_file():
+            if not path.is_file() or _other_code(path):  # a new file: made with this code's page size
                 fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
                 remove_file(fresh)
             conn = connect(fresh or path)

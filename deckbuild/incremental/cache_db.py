@@ -35,6 +35,11 @@ def keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
     conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")  # noqa: S608 -- table is ours
 
 
+PAGE_BYTES = 65536
+"""The page size of a new cache file (SQLite's default is 4 KB): a rebuild reads every card
+file's parse (a blob of about half a megabyte) and every note back, a page at a time."""
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open for writing, in one transaction that keep() commits; entries made by other code
     are dropped in it.  Another build holding the cache (a second deckbuild planning in the
@@ -42,6 +47,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn = open_database(path)
     try:
         conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+        conn.execute(f"PRAGMA page_size = {PAGE_BYTES}")
         conn.execute("BEGIN IMMEDIATE")
         create_tables(conn)
         if stored_code(conn) != code_fingerprint():
