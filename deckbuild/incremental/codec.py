@@ -121,7 +121,7 @@ class KeyLocations(Mapping[str, Location]):
 
     @classmethod
     def compact(cls, locations: Mapping[str, Location]) -> KeyLocations:
-        return cls(json.dumps({k: _loc(v) for k, v in locations.items()}, separators=(",", ":")))
+        return cls(key_locations_text(locations))
 
     def _map(self) -> dict[str, Location]:
         if self._decoded is None:
@@ -142,12 +142,24 @@ class KeyLocations(Mapping[str, Location]):
         return len(self._map())
 
 
+def key_locations_text(locations: Mapping[str, Location]) -> str:
+    """A card's key -> Location map as the cache keeps it: one JSON text inside the card's JSON.
+
+    Kept as nested JSON, a card's dozen [path, line, col] lists were four fifths of decoding a
+    card file's parse (every list built, though most are never read); as a text, decoding the
+    parse makes one string of it, and KeyLocations decodes that only when a key is asked for.
+    """
+    if isinstance(locations, KeyLocations) and isinstance(locations._raw, str):
+        return locations._raw  # as read: never decoded
+    return json.dumps({k: _loc(v) for k, v in locations.items()}, separators=(",", ":"))
+
+
 # Card fields as positional lists (a 100k-card deck decodes ~2x faster than dicts of names).
 # Plain values (text, flags, tuples of words) need no conversion beyond list -> tuple.
 _CARD_FIELDS = tuple(f.name for f in dataclasses.fields(Card))
 _ENCODE: dict[str, Any] = {
     "location": _loc,
-    "key_locations": lambda value: {k: _loc(v) for k, v in value.items()},
+    "key_locations": key_locations_text,
     "figure": _figure_json,
 }
 _DECODE: dict[str, Any] = {

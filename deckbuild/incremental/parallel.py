@@ -71,22 +71,22 @@ def parse_here(load: Load, path: Path, display: str, raw: bytes | None, prerende
 
     cards, problems = load(path, display, raw)
     digests = [card_digest(card) for card in cards] if prerender else None
+    rendered = prerender_texts(cards) if prerender else {}
+    # A pure function of each card (and the parent's slowest check at 100k cards), computed
+    # while the card still holds its locations as objects.
+    facts = [card_facts(card) for card in cards] if prerender else None
+    # Sent back with their key locations as JSON text, decoded only if a problem needs one
+    # (a few hundred bytes a card instead of a dict of Location objects, in the parent), and
+    # cached as that same text.  Set on this worker's own fresh cards rather than copied with
+    # dataclasses.replace (which runs every field through __init__ again: a tenth of a worker's time).
+    for card in cards:
+        object.__setattr__(card, "key_locations", KeyLocations.compact(card.key_locations))
     encoded: str | None = None
     if digests is not None:
         try:
             encoded = encode_parsed(cards, problems, digests)
         except (TypeError, ValueError):
             encoded = None  # the parent finds out again and does not cache it
-    rendered = prerender_texts(cards) if prerender else {}
-    # A pure function of each card (and the parent's slowest check at 100k cards), computed
-    # while the card still holds its locations as objects.
-    facts = [card_facts(card) for card in cards] if prerender else None
-    # Sent back with their key locations as JSON text, decoded only if a problem needs one
-    # (a few hundred bytes a card instead of a dict of Location objects, in the parent).
-    # Set on this worker's own fresh cards rather than copied with dataclasses.replace
-    # (which runs every field through __init__ again: a tenth of a worker's time).
-    for card in cards:
-        object.__setattr__(card, "key_locations", KeyLocations.compact(card.key_locations))
     return cards, problems, rendered, digests, encoded, facts
 
 
