@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -117,20 +118,25 @@ def changes(
     """What `notes` (and the note types and media now, in the baseline's terms) ship that
     `base` did not, or ship differently: pure, reads no file.  `field_names`: each note type's
     field names; a note type or a media file is compared only where both sides know it."""
-    current = {n.card_id: n for n in notes}
     old_notes = base.notes
+    hashes = base.hashes
     # A note that is the baseline's own note object (serve compares a plan with the one it
-    # shows, whose unchanged notes it shares) ships as it shipped: nothing to compare.
-    differing = sorted(k for k, n in current.items() if old_notes.get(k) is not n)
-    found = [c for k in differing if (c := _note_change(current[k], base, field_names)) is not None]
-    claimed = {p for n in current.values() for p in n.previous_ids} | {c.previous for c in found}
-    gone = sorted(k for k in old_notes.keys() - current.keys() if k not in claimed)
+    # shows, whose unchanged notes it shares) ships as it shipped: nothing to compare.  Only
+    # a note whose content hash differs can be a change (_note_change), so a large deck's
+    # rebuild looks closer at the few it edited, not at every note.
+    edited = [n for n in notes if hashes.get(n.card_id) != n.content_hash and old_notes.get(n.card_id) is not n]
+    edited.sort(key=_CARD_ID)
+    found = [c for n in edited if (c := _note_change(n, base, field_names)) is not None]
+    current = {n.card_id: n for n in notes} if old_notes else {}  # card ids are unique in a deck
+    gone = sorted(old_notes.keys() - current.keys())
+    if gone:  # a note another card claims (renamed, or named in previous_ids) did not go
+        claimed = {p for n in current.values() for p in n.previous_ids} | {c.previous for c in found}
+        gone = [k for k in gone if k not in claimed]
     leaving = tuple(k for k in gone if not old_notes[k].retired)
     moved: list[tuple[str, str, str]] = []
     by_guid: dict[str, OldNote] | None = None
-    for k in differing:
-        n = current[k]
-        if RETIRED_TAG in n.tags:
+    for k, n in current.items():  # without old notes nothing is known to have moved
+        if RETIRED_TAG in n.tags or old_notes.get(k) is n:
             continue
         old = old_notes.get(k)
         if old is None or old.guid != n.guid or old.retired:  # another card's note, if any, by GUID
@@ -139,6 +145,7 @@ def changes(
             old = by_guid.get(n.guid)
         if old is not None and old.deck != n.deck:
             moved.append((k, old.deck, n.deck))
+    moved.sort()
     now = media or {}
     known = [m for m in now if m in base.media]
     types = notetypes or {}
@@ -155,6 +162,9 @@ def changes(
         tuple(sorted(k for k in types if k not in base.notetypes)),
         tuple(sorted(k for k in base.notetypes if notetypes is not None and k not in types)),
     )
+
+
+_CARD_ID = attrgetter("card_id")
 
 
 def _note_change(note: RenderedNote, base: Baseline, field_names: Mapping[str, Sequence[str]]) -> NoteChange | None:
