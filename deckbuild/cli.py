@@ -6,10 +6,12 @@ no-op rebuilds stay fast.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import sys
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -26,6 +28,8 @@ from deckbuild.cli_options import (
     relative,
     report,
 )
+
+T = TypeVar("T")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -77,14 +81,16 @@ def build(
     """
     from deckbuild.commands import build as run_build
 
-    result = run_build(
-        project,
-        force=force,
-        strict=strict,
-        allow_identity_change=allow_identity_change,
-        jobs=jobs,
-        progress=progress_lines(quiet),
-        variant=variant,
+    result = kept_to_the_end(
+        run_build(
+            project,
+            force=force,
+            strict=strict,
+            allow_identity_change=allow_identity_change,
+            jobs=jobs,
+            progress=progress_lines(quiet),
+            variant=variant,
+        )
     )
     if not quiet:
         warnings = [p for p in result.plan.problems if p.severity == "warning"]
@@ -415,8 +421,40 @@ def run() -> None:
     gc.disable()  # a long-running command (serve) turns it back on
     try:
         main()
+    except SystemExit as exc:
+        gc.freeze()
+        end_process(exc.code)
+        raise
     finally:
         gc.freeze()  # the process ends here: no last sweep
+
+
+_KEPT: list[object] = []
+
+
+def kept_to_the_end(result: T) -> T:
+    """`result`, held until the process ends: run() then leaves a large deck's plan to the
+    system instead of freeing it object by object (0.19 s of a 100,000-card rebuild)."""
+    _KEPT[:] = [result]
+    return result
+
+
+def end_process(code: object) -> None:
+    """End the process now, as mypy does after a run: exit handlers run and the output is
+    flushed, but nothing is freed or torn down one object at a time (that is the last tenth
+    of a large rebuild, and the system takes the memory back at once).  Returns, for the
+    usual exit, when another thread is running (serve's) or the code is a message."""
+    threading = sys.modules.get("threading")
+    if not (code is None or isinstance(code, int)) or (threading is not None and threading.active_count() > 1):
+        return
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()  # the diagram workers' server is stopped there (diagrams/pool.py)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
