@@ -38,7 +38,12 @@ run()
 def _run(marks: Path, thread: str, *args: str) -> subprocess.CompletedProcess[str]:
     marks.mkdir(exist_ok=True)
     return subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(marks), thread, *args], env=ENV, capture_output=True, text=True, check=False, timeout=300
+        [sys.executable, "-c", _SCRIPT, str(marks), thread, *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
 
 
