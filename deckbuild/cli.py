@@ -422,8 +422,7 @@ def run() -> None:
     try:
         main()
     except SystemExit as exc:
-        gc.freeze()
-        end_process(exc.code)
+        end_process(exc.code)  # returns only when the usual exit must run
         raise
     finally:
         gc.freeze()  # the process ends here: no last sweep
