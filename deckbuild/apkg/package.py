@@ -29,6 +29,13 @@ ZIP_LEVEL = 1
 10,000 notes) for a package 12% larger; Anki inflates any level the same way."""
 
 
+COLLECTION_PAGE_BYTES = 16384
+"""The collection's SQLite page size (SQLite's default is 4096).  Measured on a 100,000-note
+collection: inserting the rows 0.43 -> 0.38 s, making the indexes 0.19 -> 0.14 s and deflating
+the file 0.35 -> 0.30 s, as the file is 8% smaller (less space left over at the end of pages).
+Anki and every SQLite read any page size from the file's header."""
+
+
 class _Model(genanki.Model):  # type: ignore[misc]
     """A genanki Model whose mod is ours, not the package timestamp (and, for a declared
     note type, whose `req` is Anki's, not genanki's: see deckbuild/apkg/template_language.py)."""
@@ -234,6 +241,7 @@ def write_package(
 
     def fill(conn: sqlite3.Connection) -> None:
         cursor = conn.cursor()
+        cursor.execute(f"PRAGMA page_size = {COLLECTION_PAGE_BYTES}")  # before the first table
         id_gen = ids.row_ids(timestamp)
         # genanki writes the schema, the collection, the deck and the note types ...
         genanki.Package(decks).write_to_db(cursor, timestamp, id_gen)
