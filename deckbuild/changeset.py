@@ -121,10 +121,11 @@ def changes(
     old_notes = base.notes
     hashes = base.hashes
     # A note that is the baseline's own note object (serve compares a plan with the one it
-    # shows, whose unchanged notes it shares) ships as it shipped: nothing to compare.  Only
-    # a note whose content hash differs can be a change (_note_change), so a large deck's
-    # rebuild looks closer at the few it edited, not at every note.
-    edited = [n for n in notes if hashes.get(n.card_id) != n.content_hash and old_notes.get(n.card_id) is not n]
+    # shows, whose unchanged notes it shares) ships as it shipped: nothing to compare, nor to
+    # look at again for a move.  Only a note whose content hash differs can be a change
+    # (_note_change), so a large deck's rebuild looks closer at the few it edited, not at every note.
+    others = [n for n in notes if old_notes.get(n.card_id) is not n] if old_notes else notes
+    edited = [n for n in others if hashes.get(n.card_id) != n.content_hash]
     edited.sort(key=_CARD_ID)
     found = [c for n in edited if (c := _note_change(n, base, field_names)) is not None]
     current = {n.card_id: n for n in notes} if old_notes else {}  # card ids are unique in a deck
@@ -135,9 +136,10 @@ def changes(
     leaving = tuple(k for k in gone if not old_notes[k].retired)
     moved: list[tuple[str, str, str]] = []
     by_guid: dict[str, OldNote] | None = None
-    for k, n in current.items():  # without old notes nothing is known to have moved
-        if RETIRED_TAG in n.tags or old_notes.get(k) is n:
+    for n in others if old_notes else ():  # without old notes nothing is known to have moved
+        if RETIRED_TAG in n.tags:
             continue
+        k = n.card_id
         old = old_notes.get(k)
         if old is None or old.guid != n.guid or old.retired:  # another card's note, if any, by GUID
             if by_guid is None:
