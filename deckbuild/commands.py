@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from deckbuild.apply import apply, settle
 from deckbuild.changeset import Changeset
-from deckbuild.errors import DeckbuildError, Problem
+from deckbuild.errors import DeckbuildError, Problem, problem_order
 from deckbuild.incremental.uptodate import up_to_date
 from deckbuild.model import Progress
 from deckbuild.plan import plan
@@ -91,7 +91,7 @@ def checked(root: Path, *, allow_identity_change: bool = False) -> tuple[list[Pr
     settle(root, writing=False)
     checked_plan = plan(root, "check", allow_identity_change=allow_identity_change)
     silenced = [found for card in checked_plan.cards if card.lint for found in silenced_problems(card)]
-    return list(checked_plan.problems), sorted(silenced, key=lambda pair: (pair[0].location, pair[0].code))
+    return list(checked_plan.problems), sorted(silenced, key=lambda pair: problem_order(pair[0]))
 
 
 def build(

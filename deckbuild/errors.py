@@ -65,6 +65,16 @@ class Problem:
         }
 
 
+def problem_order(problem: Problem) -> tuple[str, int, int, str]:
+    """The order problems are reported in: file, line, column, then code.
+
+    The same order as sorting by (location, code), in plain values: a Location compares
+    through its generated __lt__ and __eq__, Python calls that made sorting a large deck's
+    30,000 warnings four times slower."""
+    location = problem.location
+    return location.path, location.line, location.col, problem.code
+
+
 def close_key(key: str, allowed: Iterable[str], present: Iterable[str] = ()) -> str | None:
     """The allowed key a misspelt one most likely meant (for "did you mean"), unless it is given too."""
     given = set(present)

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deckbuild.errors import LocatedError, Location, ProjectInvalid, has_errors
+from deckbuild.errors import LocatedError, Location, ProjectInvalid, has_errors, problem_order
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
 from deckbuild.packaging import deck_package, package_media
@@ -211,7 +211,7 @@ def _plan(
             problems += retirement.check(root, cards, previous)
         if record is not None:  # a variant's deck name against the one it was built with
             problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
-    problems = sorted(problems, key=lambda p: (p.location, p.code))
+    problems = sorted(problems, key=problem_order)
     if goal == "check":
         return Plan(root, goal, config=config, cards=cards, notetypes=notetypes, problems=tuple(problems))
     if config is None or has_errors(problems) or (strict and problems):
