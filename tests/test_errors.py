@@ -8,8 +8,11 @@ import inspect
 import pkgutil
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 import deckbuild
-from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem, TextProblem
+from deckbuild.errors import DeckbuildError, LocatedError, Location, Problem, TextProblem, problem_order
 from deckbuild.importer.cardfiles import CardsFileError
 from deckbuild.importer.seeds import SeedFormatError
 
@@ -62,3 +65,22 @@ def test_a_text_problem_is_placed_by_its_caller() -> None:
     placed = found.at(Location("cards/a.yaml", 2, 12), "card 'x': formula: ")
     assert placed == Problem(Location("cards/a.yaml", 2, 12), "E406", "card 'x': formula: unknown macro '\\oops' for MathJax")
     assert placed.format() == "cards/a.yaml:2:12: E406 card 'x': formula: unknown macro '\\oops' for MathJax"
+
+
+_PROBLEMS = st.lists(
+    st.builds(
+        Problem,
+        st.builds(Location, st.sampled_from(["cards/a.yaml", "cards/b.yaml", "deck.yaml"]), st.integers(0, 5), st.integers(0, 5)),
+        st.sampled_from(["E108", "E110", "E414", "E416"]),
+        st.text(max_size=3),
+    ),
+    max_size=40,
+)
+
+
+@given(_PROBLEMS)
+def test_problems_are_reported_in_the_order_of_their_locations_then_codes(problems: list[Problem]) -> None:
+    """problem_order, the plan's key, orders as (location, code) does: file, line, column, code."""
+    by_key = sorted(problems, key=problem_order)
+    assert [problem_order(p) for p in by_key] == [problem_order(p) for p in sorted(problems, key=lambda p: (p.location, p.code))]
+    assert [(p.location, p.code) for p in by_key] == sorted((p.location, p.code) for p in problems)
