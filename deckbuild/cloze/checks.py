@@ -47,32 +47,39 @@ def validate_math(latex: str, base: int = 0) -> list[TextProblem]:
 
 
 def _check_braces(latex: str, base: int) -> list[TextProblem]:
-    """E401 for every '}' that closes nothing and every '{' never closed."""
+    """E401 for every '}' that closes nothing and every '{' never closed.
+
+    Only a backslash or a brace matters, so the scan jumps from one to the next.
+    """
     problems: list[TextProblem] = []
     stack: list[int] = []
+    stop = _BRACE_STOP.search
     i = 0
-    while i < len(latex):
+    while (found := stop(latex, i)) is not None:
+        i = found.start()
         ch = latex[i]
         if ch == "\\":
             i += 2
             continue
         if ch == "{":
             stack.append(i)
-        elif ch == "}":
-            if stack:
-                stack.pop()
-            else:
-                problems.append(
-                    TextProblem(
-                        base + i,
-                        "E401",
-                        "unbalanced braces: expected no '}', found '}'",
-                    )
+        elif stack:
+            stack.pop()
+        else:
+            problems.append(
+                TextProblem(
+                    base + i,
+                    "E401",
+                    "unbalanced braces: expected no '}', found '}'",
                 )
+            )
         i += 1
     for off in stack:
         problems.append(TextProblem(base + off, "E401", "unbalanced braces: expected '}', found end"))
     return problems
+
+
+_BRACE_STOP = re.compile(r"[\\{}]")
 
 
 def _check_deletions(parsed: ParsedCloze) -> list[TextProblem]:

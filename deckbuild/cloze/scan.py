@@ -80,23 +80,31 @@ def parse_deletions(text: str) -> ParsedCloze:
 
 
 def _scan_body(text: str, m: re.Match[str], problems: list[TextProblem]) -> tuple[Deletion | None, int]:
-    """Scan one deletion from its opening match; return it and the offset past ``}}``."""
+    """Scan one deletion from its opening match; return it and the offset past ``}}``.
+
+    Only a backslash, a brace or a colon can change the scan, so it jumps from one to the next.
+    """
     number = int(m.group(1))
     body_start = i = m.end()
     depth = 0
     hint_start: int | None = None
     n = len(text)
-    while i < n:
+    stop = _BODY_STOP.search
+    while True:
+        found = stop(text, i)
+        if found is None:
+            break
+        i = found.start()
         ch = text[i]
         if ch == "\\":
             i += 2
             continue
-        if _OPEN.match(text, i):
-            problems.append(TextProblem(i, "E405", f"nested deletion inside c{number}"))
-            i += 2
-            depth += 2  # the inner '{{' pairs with its own '}}'
-            continue
         if ch == "{":
+            if _OPEN.match(text, i):
+                problems.append(TextProblem(i, "E405", f"nested deletion inside c{number}"))
+                i += 2
+                depth += 2  # the inner '{{' pairs with its own '}}'
+                continue
             depth += 1
         elif ch == "}":
             if depth == 0:
@@ -117,13 +125,16 @@ def _scan_body(text: str, m: re.Match[str], problems: list[TextProblem]) -> tupl
                 )
             else:
                 depth -= 1
-        elif ch == ":" and depth == 0 and hint_start is None and text.startswith("::", i):
+        elif depth == 0 and hint_start is None and text.startswith("::", i):
             hint_start = i + 2
             i += 2
             continue
         i += 1
     problems.append(TextProblem(m.start(), "E407", f"deletion c{number} is not closed with '}}}}'"))
     return None, n
+
+
+_BODY_STOP = re.compile(r"[\\{}:]")
 
 
 def cloze_numbers(text: str) -> set[int]:
@@ -155,29 +166,33 @@ def find_math_spans(text: str) -> list[tuple[int, int, str, bool]]:
 
 
 def scan_math(text: str) -> tuple[list[MathSpan], list[TextProblem]]:
-    """Math spans plus E411 for delimiters that never close."""
+    """Math spans plus E411 for delimiters that never close.
+
+    Only a backslash can open or close a span, so the scan jumps from one to the next.
+    """
     spans: list[MathSpan] = []
     problems: list[TextProblem] = []
-    i = 0
     n = len(text)
-    while i < n:
-        if text[i] == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt in "([":
-                close = "\\)" if nxt == "(" else "\\]"
-                j = i + 2
-                while j < n:
-                    if text[j] == "\\" and text.startswith(close, j):
-                        break
-                    j += 2 if text[j] == "\\" else 1
-                if j >= n:
-                    problems.append(TextProblem(i, "E411", f"'\\{nxt}' is never closed"))
-                    i += 2
-                    continue
-                spans.append(MathSpan(i, j + 2, text[i + 2 : j], nxt == "["))
-                i = j + 2
+    i = text.find("\\")
+    while 0 <= i < n - 1:
+        nxt = text[i + 1]
+        if nxt in "([":
+            close = "\\)" if nxt == "(" else "\\]"
+            j = i + 2
+            while j < n:
+                j = text.find("\\", j)
+                if j < 0:
+                    j = n
+                elif text.startswith(close, j):
+                    break
+                else:
+                    j += 2
+            if j >= n:
+                problems.append(TextProblem(i, "E411", f"'\\{nxt}' is never closed"))
+                i = text.find("\\", i + 2)
                 continue
-            i += 2
+            spans.append(MathSpan(i, j + 2, text[i + 2 : j], nxt == "["))
+            i = text.find("\\", j + 2)
             continue
-        i += 1
+        i = text.find("\\", i + 2)
     return spans, problems
