@@ -485,3 +485,26 @@ def test_a_resident_plan_checks_only_the_edited_card_of_an_edited_file(sample: P
     cards.write_text(WARNED.replace("{{c1::0.5}}", "{{c1::half}}"), "utf-8")
     shutil.copyfile(cards, fresh / "cards" / "warned.yaml")
     assert edited == plan(fresh, "check").problems
+
+
+def test_a_cached_card_decodes_to_itself_and_an_unplain_value_is_refused() -> None:
+    """The card codec keeps every field, locations included, and never stores what JSON cannot hold."""
+    from deckbuild.errors import Location
+    from deckbuild.incremental.codec import decode_card, encode_card
+    from deckbuild.model import Card, Figure
+
+    card = Card(
+        "c1",
+        "qa",
+        Location("cards/a.yaml", 3, 3),
+        question="Q?",
+        topics=("a", "b"),
+        figure=Figure(alt="x", file="f.png"),
+        lint=(("E901", "why"),),
+        key_locations={"question": Location("cards/a.yaml", 4, 15)},
+    )
+    back = decode_card(encode_card(card))
+    assert back == card
+    assert back.where("question") == Location("cards/a.yaml", 4, 15)
+    with pytest.raises(TypeError, match=r"Card\.topics of type list"):
+        encode_card(Card("c2", "qa", Location("cards/a.yaml"), topics=["a"]))  # type: ignore[arg-type]

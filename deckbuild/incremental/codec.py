@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -151,7 +152,10 @@ def key_locations_text(locations: Mapping[str, Location]) -> str:
     """
     if isinstance(locations, KeyLocations) and isinstance(locations._raw, str):
         return locations._raw  # as read: never decoded
-    return json.dumps({k: _loc(v) for k, v in locations.items()}, separators=(",", ":"))
+    return _COMPACT({k: [v.path, v.line, v.col] for k, v in locations.items()})
+
+
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode  # made once: json.dumps with options builds an encoder per call
 
 
 # Card fields as positional lists (a 100k-card deck decodes ~2x faster than dicts of names).
@@ -169,16 +173,21 @@ _DECODE: dict[str, Any] = {
 }
 
 
+_PLAIN_TYPES = (str, int, bool, tuple, type(None))
+_SPECIAL = tuple((index, _ENCODE[name]) for index, name in enumerate(_CARD_FIELDS) if name in _ENCODE)
+_ALL_VALUES = operator.itemgetter(*_CARD_FIELDS)
+_PLAIN_VALUES = operator.itemgetter(*(i for i, name in enumerate(_CARD_FIELDS) if name not in _ENCODE))
+
+
 def encode_card(card: Card) -> list[Any]:
-    out: list[Any] = []
-    for name in _CARD_FIELDS:
-        value = getattr(card, name)
-        encode = _ENCODE.get(name)
-        if encode is not None:
-            value = encode(value)
-        elif not isinstance(value, (str, int, bool, tuple, type(None))):
-            raise TypeError(f"cannot cache Card.{name} of type {type(value).__name__}")
-        out.append(value)
+    out = list(_ALL_VALUES(vars(card)))
+    # One pass over the types in C; the named check only when some value is not of a plain type.
+    if not frozenset(map(type, _PLAIN_VALUES(out))).issubset(_PLAIN_TYPES):
+        for name, value in zip(_CARD_FIELDS, out, strict=True):
+            if name not in _ENCODE and not isinstance(value, _PLAIN_TYPES):
+                raise TypeError(f"cannot cache Card.{name} of type {type(value).__name__}")
+    for index, encode in _SPECIAL:
+        out[index] = encode(out[index])
     return out
 
 
