@@ -17,6 +17,7 @@ which runs `--quick` only as a smoke test (tests/test_benchmark.py).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -115,6 +116,7 @@ def measure(label: str, project: Path, saves: int) -> dict[str, object]:
             _mark(path, card_id, word)
             times.append(_wait(f"save {n} on {label}", lambda w=word: w in _get(page)[1], 600))  # type: ignore[misc]
         memory_mb = _tree_pss_kb(proc.pid) / 1024
+        broken, fixed = _broken_save_and_fix(project, path, card_id, base, page, label)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -123,20 +125,69 @@ def measure(label: str, project: Path, saves: int) -> dict[str, object]:
             proc.kill()
             proc.wait()
     cards = sum(1 for p in (project / "cards").glob("*.yaml") for line in p.open(encoding="utf-8") if line.startswith("- id:"))
-    return {"label": label, "cards": cards, "first": first, "saves": times, "memory_mb": memory_mb}
+    return {
+        "label": label,
+        "cards": cards,
+        "first": first,
+        "saves": times,
+        "memory_mb": memory_mb,
+        "broken": broken,
+        "fixed": fixed,
+    }
+
+
+BREAK = "- id: [unclosed\n"
+"""Appended to the edited card file: a YAML syntax error (E100) at its last line."""
+
+
+def _problems(base: str) -> list[str]:
+    status, body = _get(base + "__deckbuild/events?since=-1")  # answers at once: any seq differs from -1
+    return list(json.loads(body)["problems"]) if status == 200 else []
+
+
+def _broken_save_and_fix(project: Path, path: Path, card_id: str, base: str, page: str, label: str) -> tuple[float, float]:
+    """Seconds from a save that breaks the deck until the overlay's problems (what the open page's
+    reload script shows) hold it, and from the fix until the card's page holds the fixed text.
+
+    The overlay's problems must be exactly what `deckbuild check` prints for the broken sources,
+    in its order, before its count line; a mismatch ends the benchmark.
+    """
+    where = f"{path.relative_to(project).as_posix()}:"
+    good = path.read_text(encoding="utf-8")
+    time.sleep(0.5)
+    path.write_text(good + BREAK, encoding="utf-8")
+    broken = _wait(
+        f"the broken save's overlay on {label}", lambda: any(p.startswith(where) and " E100 " in p for p in _problems(base)), 600
+    )
+    checked = subprocess.run(
+        [sys.executable, "-m", "deckbuild.cli", "check", "-C", str(project)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    shown = _problems(base)
+    if checked.returncode == 0 or not shown or not checked.stderr.startswith("\n".join(shown) + "\n"):
+        raise RuntimeError(f"on {label}, the overlay's problems are not those deckbuild check reports")
+    time.sleep(0.5)
+    path.write_text(good, encoding="utf-8")
+    _mark(path, card_id, "zqfixed")
+    fixed = _wait(f"the fix on {label}", lambda: "zqfixed" in _get(page)[1] and not _problems(base), 600)
+    return broken, fixed
 
 
 def table(rows: list[dict[str, object]]) -> str:
     lines = [
-        "| deck | cards | first serve (s) | save → page, median (s) | saves (s) | serve's memory (MB) |",
-        "|---|---:|---:|---:|---|---:|",
+        "| deck | cards | first serve (s) | save → page, median (s) | saves (s) | serve's memory (MB) |"
+        " broken save → overlay (s) | fix → page (s) |",
+        "|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for row in rows:
         saves = row["saves"]
         assert isinstance(saves, list)
         lines.append(
             f"| {row['label']} | {row['cards']} | {row['first']:.1f} | {statistics.median(saves):.2f} |"
-            f" {', '.join(f'{s:.2f}' for s in saves)} | {row['memory_mb']:.0f} |"
+            f" {', '.join(f'{s:.2f}' for s in saves)} | {row['memory_mb']:.0f} | {row['broken']:.2f} | {row['fixed']:.2f} |"
         )
     return "\n".join(lines)
 

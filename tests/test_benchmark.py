@@ -74,7 +74,7 @@ def test_cpu_counts_the_processes_a_build_leaves_behind(tmp_path: Path) -> None:
     assert float(proc.stdout) >= float(report.read_text())  # the orphan finished, was waited for, and counted
 
 
-def test_quick_serve_benchmark_times_a_save_until_the_served_page_holds_it() -> None:
+def test_quick_serve_benchmark_times_a_save_and_a_broken_save_until_the_page_or_overlay_holds_it() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "serve.py"), "--quick", "--shipped", str(ROOT / "tests/projects/sample")],
@@ -88,3 +88,4 @@ def test_quick_serve_benchmark_times_a_save_until_the_served_page_holds_it() -> 
     assert [cells[0].strip() for cells in rows[1:]] == ["shipped deck", "synthetic 300"], proc.stdout
     for cells in rows[1:]:
         assert float(cells[3]) > 0 and float(cells[5]) > 0, cells  # a save was seen on the page; memory sampled
+        assert float(cells[6]) > 0 and float(cells[7]) > 0, cells  # the broken save's overlay (as check says it), then its fix
