@@ -149,8 +149,8 @@ def _broken_save_and_fix(project: Path, path: Path, card_id: str, base: str, pag
     """Seconds from a save that breaks the deck until the overlay's problems (what the open page's
     reload script shows) hold it, and from the fix until the card's page holds the fixed text.
 
-    The overlay's problems must be exactly what `deckbuild check` prints for the broken sources,
-    in its order, before its count line; a mismatch ends the benchmark.
+    The overlay's problems must be the lines `deckbuild check` prints for the broken sources
+    (before its count line), errors first; a mismatch ends the benchmark.
     """
     where = f"{path.relative_to(project).as_posix()}:"
     good = path.read_text(encoding="utf-8")
@@ -167,8 +167,14 @@ def _broken_save_and_fix(project: Path, path: Path, card_id: str, base: str, pag
         check=False,
     )
     shown = _problems(base)
-    if checked.returncode == 0 or not shown or not checked.stderr.startswith("\n".join(shown) + "\n"):
-        raise RuntimeError(f"on {label}, the overlay's problems are not those deckbuild check reports")
+    reported = checked.stderr.rstrip("\n").rsplit("\n", 1)[0]  # without the count line
+    errors = [re.match(r".*?: E\d{3} warning: ", line) is None for line in shown]
+    if (
+        checked.returncode == 0
+        or sorted("\n".join(shown).split("\n")) != sorted(reported.split("\n"))
+        or errors != sorted(errors, reverse=True)
+    ):
+        raise RuntimeError(f"on {label}, the overlay's problems are not those deckbuild check reports, errors first")
     time.sleep(0.5)
     path.write_text(good, encoding="utf-8")
     _mark(path, card_id, "zqfixed")

@@ -61,7 +61,11 @@ class State:
 def report_failure(state: State, echo: Echo, exc: Exception, headline: str) -> None:
     """A rebuild that raised: the problems on the overlay and the terminal; a bug in deckbuild said as one."""
     if isinstance(exc, DeckbuildError):
-        problems = [p.format() for p in exc.problems()] or [str(exc)]
+        # The errors first (what stopped the build, each in check's order), then the warnings:
+        # a large deck's thousands of warnings would otherwise bury the one error a save made.
+        found = exc.problems()
+        ordered = [p for p in found if p.severity == "error"] + [p for p in found if p.severity != "error"]
+        problems = [p.format() for p in ordered] or [str(exc)]
         state.publish(False, problems)
         echo(headline)
         for line in problems:
