@@ -154,10 +154,16 @@ def test_brace_problems_as_a_character_scan_finds_them(text: str, base: int) -> 
 
 def test_the_examples_reach_every_outcome() -> None:
     """The three scanners' outcomes on hand-picked texts: closed, hinted, nested, unclosed, stray."""
-    text = "{{c1::a{b}::h}} {{c2::{{c1::x}}}} \\(a\\) \\[b \\(c"
+    text = "{{c1::a{b}::h}} {{c2::{{c1::x}}}} \\(a\\) \\[b \\(c {{c3::y"
+    outcomes = []
     for m in _OPEN.finditer(text):
         found: list[TextProblem] = []
-        assert scan._scan_body(text, m, found) == reference_body(text, m, [])
+        expected: list[TextProblem] = []
+        deletion, _end = scan._scan_body(text, m, found)
+        assert (deletion, _end) == reference_body(text, m, expected) and found == expected
+        outcomes.append(((deletion.body, deletion.hint) if deletion else None, [p.code for p in found]))
+    # hinted; holding a nested one; the nested one itself; never closed
+    assert outcomes == [(("a{b}", "h"), []), (("{{c1::x}}", None), ["E405"]), (("x", None), []), (None, ["E407"])]
     spans, problems = scan.scan_math(text)
     assert [s.latex for s in spans] == ["a"] and [p.code for p in problems] == ["E411", "E411"]
     assert [p.offset for p in checks._check_braces("}{a\\}", 3)] == [3, 4]
