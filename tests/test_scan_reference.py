@@ -159,8 +159,8 @@ def test_the_examples_reach_every_outcome() -> None:
     for m in _OPEN.finditer(text):
         found: list[TextProblem] = []
         expected: list[TextProblem] = []
-        deletion, _end = scan._scan_body(text, m, found)
-        assert (deletion, _end) == reference_body(text, m, expected) and found == expected
+        deletion, end = scan._scan_body(text, m, found)
+        assert (deletion, end) == reference_body(text, m, expected) and found == expected
         outcomes.append(((deletion.body, deletion.hint) if deletion else None, [p.code for p in found]))
     # hinted; holding a nested one; the nested one itself; never closed
     assert outcomes == [(("a{b}", "h"), []), (("{{c1::x}}", None), ["E405"]), (("x", None), []), (None, ["E407"])]
