@@ -152,7 +152,7 @@ def key_locations_text(locations: Mapping[str, Location]) -> str:
     """
     if isinstance(locations, KeyLocations) and isinstance(locations._raw, str):
         return locations._raw  # as read: never decoded
-    return _COMPACT({k: [v.path, v.line, v.col] for k, v in locations.items()})
+    return _COMPACT({k: _loc(v) for k, v in locations.items()})
 
 
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode  # made once: json.dumps with options builds an encoder per call
