@@ -125,6 +125,42 @@ def test_cards_rows(package: Path, tmp_path: Path) -> None:
     assert rows == [(T * 1000 + 1, T * 1000, deck, 0, T, -1, 0, 0, 0), (T * 1000 + 3, T * 1000 + 2, deck, 0, T, -1, 0, 0, 1)]
 
 
+def test_rows_are_the_ones_genanki_writes(package: Path, tmp_path: Path) -> None:
+    """The rows written in bulk (apkg/package.py: the varying values bound, the constant ones
+    in the statements) are the rows genanki's own Note.write_to_db writes for the same note:
+    every column, value for value and storage type for type."""
+    import itertools
+
+    import genanki
+
+    ours = _collection(package, tmp_path)
+    note_id, guid, mid, mod, tags, flds = ours.execute(
+        "SELECT id, guid, mid, mod, tags, flds FROM notes WHERE guid = ?", (ids.note_guid(NS, "two-plus-two"),)
+    ).fetchone()
+    deck_id, due = ours.execute("SELECT did, due FROM cards WHERE nid = ?", (note_id,)).fetchone()
+    theirs = sqlite3.connect(":memory:")
+    for (sql,) in ours.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name IN ('notes', 'cards')"):
+        theirs.execute(sql)
+    fields = flds.split("\x1f")
+    model = genanki.Model(
+        mid,
+        "QA",
+        fields=[{"name": f"F{i}"} for i in range(len(fields))],
+        templates=[{"name": "Card 1", "qfmt": "{{F0}}", "afmt": "{{F1}}"}],
+    )
+    note = genanki.Note(model=model, fields=fields, tags=tags.split(), guid=guid, due=due)
+    note.write_to_db(theirs.cursor(), mod, deck_id, itertools.count(note_id))
+
+    def rows(conn: sqlite3.Connection, table: str, column: str) -> list[tuple[object, ...]]:
+        names = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        values = ", ".join(f"{name}, typeof({name})" for name in names)
+        return conn.execute(f"SELECT {values} FROM {table} WHERE {column} = ? ORDER BY id", (note_id,)).fetchall()
+
+    assert rows(ours, "notes", "id") == rows(theirs, "notes", "id")
+    assert rows(ours, "cards", "nid") == rows(theirs, "cards", "nid")
+    assert len(rows(ours, "cards", "nid")) == 1
+
+
 def test_deck_and_note_types(package: Path, tmp_path: Path) -> None:
     models_json, decks_json = _collection(package, tmp_path).execute("SELECT models, decks FROM col").fetchone()
     models = json.loads(models_json)
