@@ -107,6 +107,8 @@ def stop_workers() -> None:
     multiprocessing stops it (which reaps it, removes its socket and resets its state), so a
     later drawing in this process starts a fresh server (preloading _worker.py again).
     """
+    if "multiprocessing.forkserver" not in sys.modules:
+        return  # no server was started (worker_context imports it first): not imported for nothing
     import signal
     from multiprocessing import forkserver
 
