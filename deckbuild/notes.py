@@ -82,7 +82,8 @@ def render_notes(
     source documents' titles (deck.yaml `sources:`).
 
     `memo` holds the renderings of earlier builds and workers (a fresh one if not given);
-    `reuse` hands back notes of the last build whose inputs did not change.
+    `reuse` hands back notes of the last build whose inputs did not change (in serve, whole
+    card files of them: NoteReuse.kept_runs).
     """
     memo = memo if memo is not None else RenderMemo()
     markdown_html, memoized = memo.markdown_html, memo.memoized
@@ -91,8 +92,16 @@ def render_notes(
     for card in cards:
         if card.duplicate_of:
             duplicates_of.setdefault(card.duplicate_of, []).append(card.id)
-    notes = []
+    kept = reuse.kept_runs(cards, by_id, duplicates_of) if reuse is not None else {}
+    notes: list[RenderedNote] = []
     for due, card in enumerate(cards):
+        if kept:
+            if len(notes) > due:  # inside a kept run
+                continue
+            run = kept.get(due)
+            if run is not None:
+                notes.extend(run)
+                continue
         if card.kind == "note":
             from deckbuild.notetypes.fields import render_declared
 
@@ -162,6 +171,8 @@ def render_notes(
         if reuse is not None:
             reuse.store(card, note)
         notes.append(note)
+    if reuse is not None:
+        reuse.remember_runs(cards, notes)
     return notes
 
 

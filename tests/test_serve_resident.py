@@ -321,3 +321,101 @@ def test_the_cards_kept_between_saves_share_their_note_types_css(tmp_path: Path)
         assert view.front.startswith("<style>") and view.front in page
     finally:
         resident.close()
+
+
+CROSS_A = """\
+- id: base-question
+  question: What does a resident loop keep between saves?
+  answer: The last plan.
+  difficulty: easy
+  topics: [serve::loop]
+  source: notes#q1
+- id: other-question
+  question: What does a save rewrite?
+  answer: Only the changed pages.
+  difficulty: medium
+  topics: [serve::pages]
+"""
+CROSS_B = """\
+- id: pointer
+  question: Which card does this one point at?
+  answer: The base question.
+  difficulty: hard
+  topics: [serve::links]
+  related: [base-question]
+- id: base-cloze
+  fact: 'A resident loop keeps {{c1::the last plan}}.'
+  context: Between saves.
+  of: base-question
+- id: overlapped
+  question: What does serve write after the pages?
+  answer: The package.
+  difficulty: easy
+  topics: [serve::package]
+"""
+
+
+def test_a_card_file_kept_whole_between_saves_follows_the_cards_its_notes_show(tmp_path: Path, monkeypatch: object) -> None:
+    """serve keeps a card file's notes whole (NoteReuse.kept_runs) only while every card they show
+    something of is unchanged: a question its related card and its cloze show, the difficulty a
+    cloze inherits, a card of another file saying it duplicates one, positions moved by cards added
+    before.  After each save the site and the package are a fresh preview's and build's; an edit
+    that no card of the other file shows leaves that file's cards unlooked-up."""
+    import pytest
+
+    from deckbuild.commands import build
+    from deckbuild.incremental.note_reuse import NoteReuse
+    from deckbuild.preview import site
+    from deckbuild.preview.resident import Resident
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    project = copy_project("sample", tmp_path)
+    for path in (project / "cards").glob("*.yaml"):
+        path.unlink()
+    write_tree(project, {"cards/a.yaml": CROSS_A, "cards/b.yaml": CROSS_B})
+    asked: list[str] = []
+    real = NoteReuse.lookup
+
+    def lookup(self: NoteReuse, card: object, *args: object) -> object:
+        asked.append(getattr(card, "id", ""))
+        return real(self, card, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(NoteReuse, "lookup", lookup)
+    a = project / "cards" / "a.yaml"
+    out = tmp_path / "served"
+    resident = Resident(project, out)
+
+    def same_as_fresh(step: str) -> list[str]:
+        """The save's cards looked up one by one; the site and package checked against fresh ones."""
+        asked.clear()
+        resident.redraw_site()
+        looked_up = list(asked)
+        served_package = resident.write_package().read_bytes()
+        fresh = _sources(project, tmp_path / step)
+        site.write_preview(fresh, tmp_path / f"{step}-site")
+        served, previewed = _tree(out), _tree(tmp_path / f"{step}-site")
+        assert sorted(served) == sorted(previewed), step
+        assert [name for name in served if served[name] != previewed[name]] == [], step
+        assert build(fresh).path.read_bytes() == served_package, step
+        return looked_up
+
+    try:
+        same_as_fresh("first")
+        _edit(a, "What does a resident loop keep between saves?", "What does serve keep in memory?")
+        same_as_fresh("question")  # shown by `pointer` (related) and `base-cloze` (of)
+        _edit(a, "  difficulty: easy\n  topics: [serve::loop]", "  difficulty: medium\n  topics: [serve::loop]")
+        same_as_fresh("difficulty")  # inherited by `base-cloze`
+        _edit(a, "  topics: [serve::pages]\n", "  topics: [serve::pages]\n  duplicate_of: overlapped\n")
+        same_as_fresh("duplicate")  # `overlapped` now lists the card that duplicates it
+        _edit(a, "  duplicate_of: overlapped\n", "")
+        same_as_fresh("no-duplicate")
+        a.write_text(
+            "- id: first-now\n  question: Which card comes first?\n  answer: This one.\n  difficulty: easy\n"
+            "  topics: [serve::order]\n" + a.read_text(encoding="utf-8"),
+            encoding="utf-8",
+        )
+        assert same_as_fresh("moved") == ["first-now", "base-question", "other-question"]  # b.yaml moved, kept
+        _edit(a, "Only the changed pages.", "Only the pages that changed.")
+        assert same_as_fresh("unrelated") == ["first-now", "base-question", "other-question"]
+    finally:
+        resident.close()

@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,7 @@ from deckbuild.incremental.codec import (
     note_row,
     note_values,
 )
-from deckbuild.incremental.memo import Memo, NoteKey, card_key
+from deckbuild.incremental.memo import Memo, card_key
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
@@ -315,14 +315,13 @@ class BuildCache:
         found.update(read)
         return found
 
-    def note_keys(self) -> Mapping[int, NoteKey]:
-        """The note keys of the last plan of this process (serve's memo), by id(card); else none."""
-        return self._memo.note_keys if self._memo is not None else {}
+    def memo(self) -> Memo | None:
+        """What this process's earlier plans kept (serve), for NoteReuse's keys and files; else None."""
+        return self._memo
 
-    def remember_note_keys(self, keys: dict[int, NoteKey]) -> None:
-        """This plan's note keys, for the next plan of this process (serve's memo)."""
-        if self._memo is not None:
-            self._memo.note_keys = keys
+    def use_notes(self, keys: Iterable[bytes]) -> None:
+        """Notes this plan takes without asking for them (NoteReuse.kept_runs): kept, not forgotten."""
+        self._used_notes.update(keys)
 
     def store_note(self, key: bytes, note: RenderedNote) -> None:
         if self._memo is not None:

@@ -35,6 +35,19 @@ class NoteKey(NamedTuple):
     key: bytes
 
 
+class FileNotes(NamedTuple):
+    """A card file's notes in a plan, and everything besides its cards they were rendered from
+    (the union of its cards' NoteKeys): the same inputs again mean the same notes."""
+
+    cards: tuple[Card, ...]
+    notes: tuple[RenderedNote, ...]  # at their positions in that plan
+    named: tuple[tuple[str, Card | None], ...]  # each card id its notes show something of, and that card
+    figures: dict[str, tuple[str, bool]]  # its cards with a figure -> the figure's file name, illustrative
+    overlapping: dict[str, tuple[str, ...]]  # its cards that others say they duplicate -> those others
+    namespace: bytes
+    keys: tuple[bytes, ...]  # its notes' keys in the cache
+
+
 @dataclass
 class Memo:
     """Cache values by cache key; BuildCache reads it before the file and fills it as it goes."""
@@ -45,6 +58,9 @@ class Memo:
     note_keys: dict[int, NoteKey] = field(default_factory=dict)
     """id(card) -> what the card's note key was computed from, and the key (NoteReuse): an
     unchanged card file's cards are the same objects plan after plan, so their keys are too."""
+    file_notes: dict[str, FileNotes] = field(default_factory=dict)
+    """Each card file's notes in the last plan, by display path (NoteReuse.kept_runs): a file
+    whose notes were rendered from the same inputs as then keeps them whole, none looked up."""
     derived: dict[str, tuple[object, object, object]] = field(default_factory=dict)
     """By name: two objects a stage read and what it made of them (the release stage's Known of
     the record and snapshot), for a plan that reads the very same objects again."""

@@ -1,15 +1,22 @@
 """Which notes a rebuild can take from the cache: a card's note is reused when nothing it was
-rendered from changed (its card, the cards it draws on, its figure, the namespace)."""
+rendered from changed (its card, the cards it draws on, its figure, the namespace).  In serve,
+a card file none of whose inputs changed since the last save keeps its notes whole."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
+from typing import TypeVar
 
 from deckbuild.incremental.cache import BuildCache
 from deckbuild.incremental.codec import shown_digest
-from deckbuild.incremental.memo import NoteKey
+from deckbuild.incremental.memo import FileNotes, NoteKey
 from deckbuild.model import Card, MediaFile, RenderedNote
+
+_PATH = operator.attrgetter("location.path")
+_V = TypeVar("_V")
 
 
 class NoteReuse:
@@ -34,7 +41,11 @@ class NoteReuse:
         self._namespace = namespace.encode() + (repr(tuple(titles)).encode() if titles else b"")
         self._figures = figures
         self._keys: dict[int, NoteKey] = {}  # id(card) -> its key and what it was computed from
-        self._kept = cache.note_keys()  # ... as the last plan of this process had them (serve), or {}
+        self._memo = cache.memo()  # what the last plan of this process kept (serve), or None
+        self._kept = self._memo.note_keys if self._memo is not None else {}  # ... its keys
+        self._files: dict[str, FileNotes] = {}  # this plan's card files' notes (serve)
+        self._todo: list[Card] | None = None  # the cards kept_runs left to look up (None: all)
+        self._runs: list[tuple[str, tuple[Card, ...]]] | None = None  # the cards by file, as kept_runs saw them
         self.shown_digest: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)
         self._found: dict[bytes, RenderedNote] | None = None
 
@@ -75,9 +86,7 @@ class NoteReuse:
         if note.due == -1:  # just read from the cache, shared with no one yet: placed, not copied
             object.__setattr__(note, "due", due)
             return note
-        moved: RenderedNote = object.__new__(RenderedNote)
-        object.__setattr__(moved, "__dict__", {**note.__dict__, "due": due})
-        return moved
+        return _placed(note, due)
 
     def _key_all(self, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> dict[bytes, RenderedNote]:
         """Every card's key, and the notes kept under them.  A card of the last plan of this
@@ -85,7 +94,7 @@ class NoteReuse:
         same objects, with no figure and no card overlapping it, under the same namespace;
         the others' keys are computed (_key)."""
         keys, kept, figures, namespace = self._keys, self._kept, self._figures, self._namespace
-        for card in by_id.values():
+        for card in by_id.values() if self._todo is None else self._todo:
             known = kept.get(id(card))
             if (
                 known is None
@@ -99,10 +108,117 @@ class NoteReuse:
             ):
                 known = self._key(card, by_id, duplicates_of)
             keys[id(card)] = known
-        self._cache.remember_note_keys(keys)
+        if self._memo is not None:
+            self._memo.note_keys = keys  # for the next plan of this process
         return self._cache.notes([known.key for known in keys.values()])
 
     def store(self, card: Card, note: RenderedNote) -> None:
         known = self._keys.get(id(card))
         if known is not None and known.card is card:
             self._cache.store_note(known.key, note)
+
+    # -- serve: whole card files kept
+
+    def kept_runs(
+        self, cards: Sequence[Card], by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
+    ) -> dict[int, tuple[RenderedNote, ...]]:
+        """serve: the notes of each card file (a run of `cards`) that the last plan of this process
+        rendered from the same inputs -- its very card objects, what its notes show of the cards
+        they name (shown_digest, as the note keys), its figures, the cards overlapping its cards,
+        the namespace --, by the position of its first card.  They are that plan's notes (moved
+        with the file): none of its cards is keyed or looked up (at 100,000 cards, most of a
+        save's rendering stage).  {} without a memo."""
+        if self._memo is None:
+            return {}
+        self._runs = [(path, tuple(group)) for path, group in groupby(cards, key=_PATH)]  # for remember_runs
+        last = self._memo.file_notes
+        if not last:
+            return {}
+        figures = _by_file(by_id, ((cid, (file.name, ill)) for cid, (file, ill) in self._figures.items()))
+        overlapping = _by_file(by_id, ((cid, tuple(others)) for cid, others in duplicates_of.items()))
+        kept: dict[int, tuple[RenderedNote, ...]] = {}
+        todo: list[Card] = []
+        start = 0
+        for path, run in self._runs:
+            was = last.get(path)
+            if (
+                was is not None
+                and was.namespace == self._namespace
+                and len(was.cards) == len(run)
+                and all(map(operator.is_, run, was.cards))
+                and was.figures == figures.get(path, {})
+                and was.overlapping == overlapping.get(path, {})
+                and (named := _shown_the_same(was.named, by_id)) is not None
+            ):
+                notes = was.notes
+                if notes[0].due != start:  # an earlier file gained or lost cards
+                    notes = tuple(_placed(note, start + index) for index, note in enumerate(notes))
+                kept[start] = notes
+                self._cache.use_notes(was.keys)
+                self._files[path] = was._replace(notes=notes, named=named)
+            else:
+                todo.extend(run)
+            start += len(run)
+        self._todo = todo
+        return kept
+
+    def remember_runs(self, cards: Sequence[Card], notes: Sequence[RenderedNote]) -> None:
+        """serve: each card file's notes of this plan (`notes`: one per card, in order) and what
+        they were rendered from, for the next plan's kept_runs.  A file with a card of a declared
+        note type is left out (its notes depend on the note type, not in any key)."""
+        if self._memo is None:
+            return
+        files, keys = self._files, self._keys
+        start = 0
+        runs = self._runs if self._runs is not None else [(path, tuple(group)) for path, group in groupby(cards, key=_PATH)]
+        for path, run in runs:
+            end = start + len(run)
+            if path in files:  # kept whole
+                start = end
+                continue
+            made = [keys.get(id(card)) for card in run]
+            known = [k for k, card in zip(made, run, strict=True) if k is not None and k.card is card and card.kind != "note"]
+            if len(known) == len(run):  # every card keyed (looked up) this plan
+                named: dict[str, Card | None] = {}
+                for key in known:
+                    named.update(key.named)
+                files[path] = FileNotes(
+                    run,
+                    tuple(notes[start:end]),
+                    tuple(named.items()),
+                    {k.card.id: k.figure for k in known if k.figure is not None},
+                    {k.card.id: k.overlapping for k in known if k.overlapping},
+                    self._namespace,
+                    tuple(k.key for k in known),
+                )
+            start = end
+        self._memo.file_notes = files
+
+
+def _placed(note: RenderedNote, due: int) -> RenderedNote:
+    """The note at position `due`: a copy (the note itself may be another plan's)."""
+    moved: RenderedNote = object.__new__(RenderedNote)
+    object.__setattr__(moved, "__dict__", {**note.__dict__, "due": due})
+    return moved
+
+
+def _shown_the_same(
+    named: tuple[tuple[str, Card | None], ...], by_id: Mapping[str, Card]
+) -> tuple[tuple[str, Card | None], ...] | None:
+    """`named` with the cards now holding those ids if each shows what it showed (the same object,
+    or a card of a file parsed again with the same shown_digest, as the note keys compare); else None."""
+    now = tuple((ref, by_id.get(ref)) for ref, _other in named)
+    for (_ref, card), (_same, other) in zip(now, named, strict=True):
+        if card is not other and (card is None or other is None or shown_digest(card) != shown_digest(other)):
+            return None
+    return now
+
+
+def _by_file(by_id: Mapping[str, Card], items: Iterable[tuple[str, _V]]) -> dict[str, dict[str, _V]]:
+    """(card id, value) pairs grouped by the file of the card with that id (ids of no card left out)."""
+    grouped: dict[str, dict[str, _V]] = {}
+    for card_id, value in items:
+        card = by_id.get(card_id)
+        if card is not None:
+            grouped.setdefault(card.location.path, {})[card_id] = value
+    return grouped
