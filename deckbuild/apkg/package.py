@@ -87,7 +87,7 @@ class _CardRule:
 
 # The rows genanki's Note.write_to_db writes, with the columns it always writes the same
 # value to (usn -1, csum 0, flags 0, data '', a new card's zeros) given in the statement:
-# SQLite stores a literal as it stores the same value bound, and binding 8 values instead
+# SQLite stores a literal as it stores the same value bound, and binding 6 values instead
 # of 18 per card row is a quarter of the cards' insert time.
 _NOTE_SQL = "INSERT INTO notes VALUES(?,?,?,?,-1,?,?,?,0,0,'')"
 _CARD_SQL = "INSERT INTO cards VALUES(?,?,?,?,?,-1,0,0,?,0,0,0,0,0,0,0,0,'')"
