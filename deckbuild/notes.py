@@ -172,7 +172,7 @@ def render_notes(
             reuse.store(card, note)
         notes.append(note)
     if reuse is not None:
-        reuse.remember_runs(cards, notes)
+        reuse.remember_runs(notes)
     return notes
 
 

@@ -162,16 +162,16 @@ class NoteReuse:
         self._todo = todo
         return kept
 
-    def remember_runs(self, cards: Sequence[Card], notes: Sequence[RenderedNote]) -> None:
-        """serve: each card file's notes of this plan (`notes`: one per card, in order) and what
-        they were rendered from, for the next plan's kept_runs.  A file with a card of a declared
-        note type is left out (its notes depend on the note type, not in any key)."""
-        if self._memo is None:
+    def remember_runs(self, notes: Sequence[RenderedNote]) -> None:
+        """serve: each card file's notes of this plan (`notes`: one per card of the cards kept_runs
+        was given, in order) and what they were rendered from, for the next plan's kept_runs.  A
+        file with a card of a declared note type is left out (its notes depend on the note type,
+        not in any key)."""
+        if self._memo is None or self._runs is None:
             return
         files, keys = self._files, self._keys
         start = 0
-        runs = self._runs if self._runs is not None else [(path, tuple(group)) for path, group in groupby(cards, key=_PATH)]
-        for path, run in runs:
+        for path, run in self._runs:
             end = start + len(run)
             if path in files:  # kept whole
                 start = end
