@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Problem, WriteFailed
-from deckbuild.incremental.cache_db import CACHE_FILE, connect, keep_only, stored_code
+from deckbuild.incremental.cache_db import CACHE_FILE, connect, keep_only, other_code, stored_code
 from deckbuild.incremental.codec import (
     NOTE_COLUMNS,
     NOTE_FIELDS,
@@ -442,19 +442,6 @@ def _note(values: dict[str, Any]) -> RenderedNote:
     return note
 
 
-def _other_code(path: Path) -> bool:
-    """Whether the cache file was written by other code (then none of it is of use); False when
-    it cannot be told (locked, corrupt: connect() decides)."""
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            return stored_code(conn) != code_fingerprint()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
-
-
 def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> BuildCache:
     """The project's cache; read-only for `check`.  Never raises for a broken cache file.
 
@@ -470,7 +457,7 @@ def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> Build
         if writable:
             made_folder = not path.parent.is_dir()
             make_folder(path.parent)
-            if not path.is_file() or _other_code(path):  # a new file: made with this code's page size
+            if not path.is_file() or other_code(path):  # a new file: made with this code's page size
                 fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
                 remove_file(fresh)
             conn = connect(fresh or path)

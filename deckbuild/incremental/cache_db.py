@@ -72,3 +72,16 @@ def create_tables(conn: sqlite3.Connection) -> None:
 def stored_code(conn: sqlite3.Connection) -> str | None:
     row = conn.execute("SELECT code FROM meta").fetchone()
     return str(row[0]) if row else None
+
+
+def other_code(path: Path) -> bool:
+    """Whether the cache file was written by other code (then none of it is of use); False when
+    it cannot be told (locked, corrupt: connect() decides)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return stored_code(conn) != code_fingerprint()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
