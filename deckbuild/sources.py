@@ -40,9 +40,13 @@ def load_cards(
     With a cache, a file whose exact bytes were parsed before is not parsed again (YAML
     parsing is most of a cold build's time); the result is the same either way.  The
     files left to parse go to `jobs` worker processes (None: every core) when there are
-    enough of them (incremental/parallel.py); with `prerender` the workers also render
-    their cards' Markdown into the cache's memo for the build that follows.
+    enough of them, or when they are large and this process has many unchanged files to
+    read back from the cache meanwhile (incremental/parallel.py); with `prerender` the
+    workers also keep what the build that follows needs of their cards (and on a first
+    build render their Markdown into the cache's memo).
     """
+    import contextlib
+
     from deckbuild.incremental import parallel
 
     problems: list[Problem] = []
@@ -52,7 +56,8 @@ def load_cards(
     inside = root.resolve()
     # Per file, in order: its result (cached, or filled in below) or a refusal.
     results: list[tuple[list[Card], list[Problem]] | None] = []
-    todo: list[tuple[int, bytes | None, parallel.Job]] = []
+    todo: list[tuple[int, bytes | None, parallel.Job]] = []  # to parse
+    cached: list[tuple[int, bytes, parallel.Job]] = []  # to read from the cache
     for path in files:
         display = path.relative_to(root).as_posix()
         if not path.resolve().is_relative_to(inside):
@@ -62,25 +67,38 @@ def load_cards(
             continue
         raw = _cacheable_bytes(path) if cache is not None or jobs != 1 else None
         key = cache.file_key(display, raw) if cache is not None and raw is not None else None
-        hit = cache.parsed(key) if cache is not None and key is not None else None
-        if hit is None:
+        if cache is not None and key is not None and cache.has_parsed(key):
+            cached.append((len(results), key, (path, display, raw)))
+        else:
             todo.append((len(results), key, (path, display, raw)))
-        results.append(hit)
+        results.append(None)
+    # Read back from the cache while the workers parse: unless this process keeps the cache's
+    # values in memory (serve), where reading them back takes no time.
+    beside = sum(len(job[2] or b"") for _i, _key, job in cached) if cache is not None and cache.memo() is None else 0
     jobs_todo = [job for _i, _key, job in todo]
-    workers = parallel.worth_it(jobs_todo, jobs)
-    parsed: Iterator[parallel.Parsed]
-    if workers > 1:
-        parsed = parallel.parse_parallel(jobs_todo, workers, prerender and cache is not None, _load_file)
-    else:
-        parsed = ((*_load_file(*job), {}, None, None, None) for job in jobs_todo)
-    for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts) in zip(todo, parsed, strict=True):
-        if cache is not None:
-            if key is not None:
-                cache.store_parsed(key, file_cards, file_problems, digests, encoded)
-                if facts is not None:
-                    cache.add_file_facts(job[1], facts)
-            cache.add_rendered(rendered)
-        results[index] = (file_cards, file_problems)
+    workers, alongside = parallel.worth_it(jobs_todo, jobs, beside)
+    keep = prerender and cache is not None
+    parsing: contextlib.AbstractContextManager[Iterator[parallel.Parsed]] = (
+        parallel.parsing(jobs_todo, workers, keep, keep and not alongside, _load_file)
+        if workers
+        else contextlib.nullcontext((*_load_file(*job), {}, None, None, None) for job in jobs_todo)
+    )
+    with parsing as parsed:
+        for index, key, job in cached:
+            assert cache is not None
+            results[index] = hit = cache.parsed(key)
+            if hit is None:  # unreadable after all: parsed here
+                file_cards, file_problems = _load_file(*job)
+                cache.store_parsed(key, file_cards, file_problems)
+                results[index] = (file_cards, file_problems)
+        for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts) in zip(todo, parsed, strict=True):
+            if cache is not None:
+                if key is not None:
+                    cache.store_parsed(key, file_cards, file_problems, digests, encoded)
+                    if facts is not None:
+                        cache.add_file_facts(job[1], facts)
+                cache.add_rendered(rendered)
+            results[index] = (file_cards, file_problems)
     cards: list[Card] = []
     for result in results:
         assert result is not None

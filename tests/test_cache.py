@@ -250,6 +250,24 @@ def test_a_corrupt_note_row_in_the_cache_is_rendered_again(sample: Path) -> None
     assert build(sample).path.read_bytes() == data
 
 
+def test_a_corrupt_parse_in_the_cache_is_parsed_again_and_stored_over(sample: Path) -> None:
+    import sqlite3
+
+    out = build(sample).path
+    data = out.read_bytes()
+    out.unlink()
+    path = sample / CACHE_DIR / "cache.sqlite"
+    conn = sqlite3.connect(path)
+    broken = conn.execute("UPDATE parsed SET value = '{\"cards\": 7}'").rowcount
+    conn.commit()
+    conn.close()
+    assert broken >= 2
+    assert build(sample).path.read_bytes() == data
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM parsed WHERE value LIKE '{\"cards\": 7}'").fetchone() == (0,)
+    conn.close()
+
+
 @pytest.mark.parametrize("few_keys", [0, 10**6], ids=["one scan of the notes", "keys looked up one by one"])
 def test_a_rebuild_takes_every_unchanged_note_from_the_cache_by_either_lookup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_keys: int

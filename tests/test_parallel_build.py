@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import copy_project, write_tree
 
 from deckbuild.incremental import parallel
@@ -128,7 +129,7 @@ def _text_project(tmp_path: Path, broken: bool = False) -> Path:
 def test_card_files_parsed_in_workers_give_the_same_cards_and_package(tmp_path: Path) -> None:
     project = _text_project(tmp_path / "serial")
     jobs = [(path, path.relative_to(project).as_posix(), path.read_bytes()) for path in card_files(project)]
-    assert parallel.worth_it(jobs, 2) == 2  # the project is big enough for the workers
+    assert parallel.worth_it(jobs, 2) == (2, False)  # the project is big enough for the workers
     assert load_cards(project, jobs=2) == load_cards(project, jobs=1)
     copy = tmp_path / "parallel" / "sample"
     shutil.copytree(project, copy)
@@ -266,3 +267,67 @@ def test_a_build_ends_the_drawing_server_once_drawn_and_serve_keeps_it(tmp_path:
     assert _plan_twice(build, "build") == ["True", "False", "False", "False", "1"]
     # serve: the same server, still running after each plan
     assert _plan_twice(serve, "serve") == ["True", "True", "True", "True", "1"]
+
+
+def test_worker_beside_the_cache_reads_only_for_a_large_edit_of_a_large_deck(tmp_path: Path) -> None:
+    """A rebuild's edited file goes to a worker only when it is large and this process has many
+    cached files to read meanwhile; --jobs 1 keeps everything in this process."""
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"x" * parallel.BESIDE_PARSE_BYTES)
+    small = tmp_path / "small.yaml"
+    small.write_bytes(b"x" * (parallel.BESIDE_PARSE_BYTES - 1))
+    edited, tiny = [(big, "cards/big.yaml", None)], [(small, "cards/small.yaml", None)]
+    enough = parallel.BESIDE_CACHED_BYTES
+    assert parallel.worth_it(edited, 2, enough) == (1, True)
+    assert parallel.worth_it(edited, 2, enough - 1) == (0, False)  # too little to read meanwhile
+    assert parallel.worth_it(tiny, 2, enough) == (0, False)  # too little to parse
+    assert parallel.worth_it(edited, 1, enough) == (0, False)  # --jobs 1
+    assert parallel.worth_it(edited * 3, 2, enough) == (2, False)  # files enough for the workers on their own
+
+
+def test_a_large_edited_file_parsed_beside_the_cache_reads_gives_a_clean_builds_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The edited file's cards, problems, facts and parse come from a worker (which renders no
+    Markdown: the note cache holds the unedited cards' notes), while this process reads the
+    other files from the cache; the package and record are those of a build of the same
+    sources and record without a cache, parsed in this process."""
+    from deckbuild.apply import apply
+    from deckbuild.incremental.memo import Memo
+    from deckbuild.plan import plan
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    project = _text_project(tmp_path / "beside")
+    apply(plan(project, "build", jobs=2))
+    text = project / "cards" / "text-1.yaml"
+    text.write_text(text.read_text().replace("help `step_7`?", "help `step_7` at all?", 1))
+    cached = sum(len(path.read_bytes()) for path in card_files(project) if path != text)
+    monkeypatch.setattr(parallel, "BESIDE_PARSE_BYTES", len(text.read_bytes()))
+    monkeypatch.setattr(parallel, "BESIDE_CACHED_BYTES", cached)
+    asked: list[tuple[list[str], int, bool, bool]] = []
+    parsing = parallel.parsing
+
+    def spy(jobs: list[parallel.Job], workers: int, keep: bool, render: bool, load: parallel.Load) -> object:
+        asked.append(([display for _path, display, _raw in jobs], workers, keep, render))
+        return parsing(jobs, workers, keep, render, load)
+
+    monkeypatch.setattr(parallel, "parsing", spy)
+    apply(plan(project, "build", jobs=2))
+    assert asked == [(["cards/text-1.yaml"], 1, True, False)]
+
+    # The same sources and the record this rebuild wrote, built without a cache in this process.
+    clean = tmp_path / "clean" / "sample"
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns(".deckbuild-cache", "dist"))
+    apply(plan(clean, "build", jobs=1))
+    assert len(asked) == 1
+    (a,) = (project / "dist").glob("*.apkg")
+    (b,) = (clean / "dist").glob("*.apkg")
+    assert a.read_bytes() == b.read_bytes()
+    assert (project / "deckbuild.lock").read_bytes() == (clean / "deckbuild.lock").read_bytes()
+
+    # serve keeps the cache's values in memory: nothing to read back meanwhile, so no worker.
+    text.write_text(text.read_text().replace("help `step_8`?", "help `step_8` at all?", 1))
+    served = plan(project, "build", jobs=2, memo=Memo(), package=False)
+    assert served.cache is not None
+    served.cache.drop()
+    assert len(asked) == 1

@@ -97,6 +97,16 @@ class BuildCache:
         self._file_keys[display] = key
         return key
 
+    def has_parsed(self, key: bytes) -> bool:
+        """Whether parsed(key) has something to decode (a corrupt entry then gives None)."""
+        if self._memo is not None and key in self._memo.parsed:
+            return True
+        try:
+            found = self._conn is not None and self._conn.execute("SELECT 1 FROM parsed WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return False
+        return bool(found)
+
     def parsed(self, key: bytes) -> tuple[list[Card], list[Problem]] | None:
         """The cards and problems of a card file parsed before, or None."""
         if self._memo is not None and key in self._memo.parsed:
