@@ -8,6 +8,7 @@ build alone.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 from deckbuild.incremental.codec import NOTE_FIELDS
@@ -60,6 +61,16 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def store_values(conn: sqlite3.Connection, table: str, items: Iterable[tuple[bytes, str]], keep: set[bytes]) -> None:
+    """Store these values in `table` (one of ours); once it holds more than twice `keep`, only those."""
+    try:
+        conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", items)  # noqa: S608 -- table is ours
+        if conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] > 2 * len(keep) + 100:  # noqa: S608
+            keep_only(conn, table, keep)
+    except sqlite3.Error:
+        return
 
 
 def create_tables(conn: sqlite3.Connection) -> None:

@@ -287,3 +287,13 @@ def note_values(row: Sequence[Any]) -> dict[str, Any]:
         "previous_ids": tuple(previous_ids.split(_SEP)[1:]) if previous_ids else (),
         "deck": deck,
     }
+
+
+def note_from_row(row: Sequence[Any]) -> RenderedNote:
+    """The note of a well-formed row of the notes table, at position -1: the decoded values
+    become the note (object.__new__), not a copy of them through the dataclass's __init__."""
+    values = note_values(row)
+    values["due"] = -1
+    note: RenderedNote = object.__new__(RenderedNote)
+    object.__setattr__(note, "__dict__", values)
+    return note
