@@ -109,7 +109,7 @@ def render_notes(
             continue
         if reuse is not None:
             hit = reuse.lookup(card, due, by_id, duplicates_of)
-            if hit is not None and len(hit.fields) == len((QA if card.kind == "qa" else CLOZE).fields):
+            if hit is not None:
                 notes.append(hit)
                 continue
         difficulty, topics, source = effective(card, by_id)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -233,6 +234,80 @@ def test_an_incremental_rebuild_equals_a_clean_build(tmp_path: Path, edit: str) 
     assert incremental.path.read_bytes() == build(clean, allow_identity_change=True).path.read_bytes()
     assert (project / "deckbuild.lock").read_bytes() == (clean / "deckbuild.lock").read_bytes()
     assert _rendered_notes(project) == before + renders  # only notes whose inputs changed were rendered again
+
+
+def _keyed_cards(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the cards whose note keys the next builds compute (a file kept whole has none)."""
+    from deckbuild.incremental.note_reuse import NoteReuse
+
+    keyed: list[str] = []
+    real_key = NoteReuse._key
+
+    def key(self: NoteReuse, card: Any, *args: Any) -> Any:
+        keyed.append(card.id)
+        return real_key(self, card, *args)
+
+    monkeypatch.setattr(NoteReuse, "_key", key)
+    return keyed
+
+
+def test_a_rebuild_takes_unchanged_card_files_notes_whole_unless_what_they_show_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A card file whose bytes and every other input of its notes are those of the last build
+    keeps its notes whole: none of its cards is keyed.  Each input changed from outside the
+    file makes its notes be looked up card by card again: what they show of a card of another
+    file (also when that file goes back to bytes the cache knows), a card of another file saying
+    it duplicates one of its cards, the source titles.  After each step the package and record
+    are those of a build of the same sources and record without a cache.  So does a picture
+    drawn again from an edited generator."""
+    project = copy_project("sample", tmp_path / "incremental")
+    basics, extra, formulas = (project / "cards" / f"{name}.yaml" for name in ("basics", "extra", "formulas"))
+    build(project)
+    keyed = _keyed_cards(monkeypatch)
+
+    def rebuild(step: str) -> list[str]:
+        keyed.clear()
+        data = build(project, allow_identity_change=True).path.read_bytes()
+        ids = sorted(set(keyed))
+        clean = tmp_path / step / "sample"  # its cache holds only the drawn pictures (the same either way)
+        shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite"))
+        assert build(clean, allow_identity_change=True).path.read_bytes() == data, step
+        assert (clean / "deckbuild.lock").read_bytes() == (project / "deckbuild.lock").read_bytes()
+        return ids
+
+    _edit(formulas, "normaliser", "the normaliser")  # shown by no other file's note
+    assert rebuild("unrelated") == ["dropout-fact", "softmax-formula"]  # formulas.yaml's own cards only
+    question = "Which way does a batch-norm axis run?"  # figure-card's, shown by twin-question (extra.yaml)
+    _edit(basics, question, "Which axis?")
+    assert "twin-question" in rebuild("shown")
+    _edit(basics, "Which axis?", question)  # basics.yaml's bytes of the first build again
+    assert "twin-question" in rebuild("shown again")
+    assert rebuild("nothing") == []
+    _edit(
+        extra, "topics: [optimization::gradient-clipping]", "topics: [optimization::gradient-clipping]\n  duplicate_of: escaping"
+    )
+    assert "escaping" in rebuild("overlapping")  # basics.yaml's escaping now overlaps with clipping-picture
+    _edit(project / "deck.yaml", "output: dist", "output: dist\nsources:\n  sample-notes: Sample Notes")
+    assert "math-answer" in rebuild("titles")  # its Source field names the title now
+    _edit(project / "diagrams" / "numerics.py", "c = 2.0", "c = 3.0")  # grad-clipping's clipping threshold
+    assert rebuild("figure") == ["clipping-picture", "twin-question"]  # extra.yaml: clipping-picture's picture is new
+
+
+def test_a_damaged_note_of_a_file_kept_whole_is_rendered_again(sample: Path) -> None:
+    """A row that reads back well-formed but with fewer fields than its note type has is never
+    shipped, also when every other note of its card file is taken whole."""
+    import sqlite3
+
+    out = build(sample).path
+    data = out.read_bytes()
+    out.unlink()
+    conn = sqlite3.connect(sample / CACHE_DIR / "cache.sqlite")
+    damaged = "UPDATE notes SET fields = substr(fields, 1, instr(substr(fields, 2), char(31))) WHERE card_id = 'escaping'"
+    assert conn.execute(damaged).rowcount == 1
+    conn.commit()
+    conn.close()
+    assert build(sample).path.read_bytes() == data
 
 
 def test_a_corrupt_note_row_in_the_cache_is_rendered_again(sample: Path) -> None:

@@ -11,7 +11,9 @@ changes one file.  So a build keeps, in one SQLite file:
   overlapping cards), its figure and the namespace (NoteReuse) -- so an edit re-renders
   only the notes whose inputs changed;
 - per note: the card ordinals genanki gives it (package.py), keyed by its note type's
-  content and the note's content hash.
+  content and the note's content hash;
+- per card file: its notes' keys and what else they were rendered from (NoteReuse takes an
+  unchanged file's notes whole), keyed as its parse.
 
 The whole file is wiped when the code hash (stored in it) changes.
 
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Problem, WriteFailed
-from deckbuild.incremental.cache_db import CACHE_FILE, connect, keep_only, other_code, store_values, stored_code
+from deckbuild.incremental.cache_db import CACHE_FILE, connect, keep_only, other_code, select_values, store_values, stored_code
 from deckbuild.incremental.codec import (
     NOTE_COLUMNS,
     NOTE_FIELDS,
@@ -84,6 +86,7 @@ class BuildCache:
         self._digests: dict[int, tuple[Card, bytes]] = {}  # id(card) -> the card (kept alive) and its digest
         self._file_keys: dict[str, bytes] = {}  # display path -> the key of the bytes this build read
         self._used_facts: set[bytes] = set()
+        self._used_files: set[bytes] = set()
         self._run_paths: set[str] = set()  # card files whose facts this plan asked for
         self._worker_facts: dict[str, list[CardFacts]] = {}  # display path -> facts a parse worker computed
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
@@ -230,6 +233,23 @@ class BuildCache:
             return
         assert self._conn is not None
         store_values(self._conn, "facts", [(key, value)], self._used_facts | set(self._file_keys.values()))
+
+    # -- what each card file's notes were rendered from (NoteReuse, in a process without a memo)
+
+    def read_key(self, path: str) -> bytes | None:
+        """The key of the bytes of the card file at `path` as this build read it (None: not cached)."""
+        return self._file_keys.get(path)
+
+    def file_entries(self, keys: Iterable[bytes]) -> dict[bytes, str]:
+        """The entries (JSON) stored under these card files' keys."""
+        wanted = set(keys)
+        self._used_files |= wanted
+        return select_values(self._conn, "files", wanted) if self._conn is not None else {}
+
+    def store_file_entries(self, entries: Mapping[bytes, str]) -> None:
+        if self._writable and self._conn is not None:
+            self._used_files.update(entries)
+            store_values(self._conn, "files", entries.items(), self._used_files | set(self._file_keys.values()))
 
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 

@@ -23,9 +23,10 @@ CREATE TABLE IF NOT EXISTS facts (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
 CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 """.format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in NOTE_FIELDS))
 LOCK_WAIT_MS = 2000
-_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords")
+_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords", "files")
 
 
 def keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
@@ -61,6 +62,16 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def select_values(conn: sqlite3.Connection, table: str, keys: Iterable[bytes]) -> dict[bytes, str]:
+    """The values under these keys in `table` (one of ours: key, value); {} if it cannot be read."""
+    try:
+        return {
+            key: row[0] for key in keys if (row := conn.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone())
+        }  # noqa: S608 -- table is ours
+    except sqlite3.Error:
+        return {}
 
 
 def store_values(conn: sqlite3.Connection, table: str, items: Iterable[tuple[bytes, str]], keep: set[bytes]) -> None:

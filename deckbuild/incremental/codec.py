@@ -11,7 +11,7 @@ import hashlib
 import json
 import operator
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from deckbuild.errors import Location, Problem
 from deckbuild.model import Card, Figure, RenderedNote
@@ -297,3 +297,47 @@ def note_from_row(row: Sequence[Any]) -> RenderedNote:
     note: RenderedNote = object.__new__(RenderedNote)
     object.__setattr__(note, "__dict__", values)
     return note
+
+
+# -- what a card file's notes were rendered from (NoteReuse: a file's notes taken whole)
+
+
+class FileEntry(NamedTuple):
+    """A card file's notes' keys in the order of its cards, and what they were rendered from
+    besides the file's own bytes (its cache key): the union of its cards' note key inputs."""
+
+    namespace: str  # digest of the namespace and source titles
+    figures: dict[str, tuple[str, bool]]  # its cards with a figure -> the figure's file name, illustrative
+    overlapping: dict[str, tuple[str, ...]]  # its cards that others say they duplicate -> those others
+    named: tuple[tuple[str, bytes], ...]  # each card id its notes show something of, and what (NoteReuse)
+    keys: tuple[bytes, ...]
+
+
+def encode_file_entry(entry: FileEntry) -> str:
+    return json.dumps(
+        {
+            "namespace": entry.namespace,
+            "figures": {card_id: [name, bool(ill)] for card_id, (name, ill) in entry.figures.items()},
+            "overlapping": {card_id: list(others) for card_id, others in entry.overlapping.items()},
+            "named": [[ref, shown.hex()] for ref, shown in entry.named],
+            "keys": b"".join(entry.keys).hex(),
+        },
+        ensure_ascii=False,
+    )
+
+
+def decode_file_entry(text: str) -> FileEntry | None:
+    """The entry of encode_file_entry's text, or None if it is not one."""
+    try:
+        data = json.loads(text)
+        keys = bytes.fromhex(data["keys"])
+        entry = FileEntry(
+            str(data["namespace"]),
+            {str(card_id): (str(name), bool(ill)) for card_id, (name, ill) in data["figures"].items()},
+            {str(card_id): tuple(str(o) for o in others) for card_id, others in data["overlapping"].items()},
+            tuple((str(ref), bytes.fromhex(shown)) for ref, shown in data["named"]),
+            tuple(keys[i : i + 16] for i in range(0, len(keys), 16)),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return entry if all(len(key) == 16 for key in entry.keys) else None

@@ -1,6 +1,7 @@
 """Which notes a rebuild can take from the cache: a card's note is reused when nothing it was
-rendered from changed (its card, the cards it draws on, its figure, the namespace).  In serve,
-a card file none of whose inputs changed since the last save keeps its notes whole."""
+rendered from changed (its card, the cards it draws on, its figure, the namespace).  A card
+file none of whose inputs changed keeps its notes whole: in serve, those of the last save; in
+a build, those the cache keeps under the file's bytes with what else they were rendered from."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import TypeVar
 
+from deckbuild.apkg.notetypes import CLOZE_FIELDS, QA_FIELDS
 from deckbuild.incremental.cache import BuildCache
-from deckbuild.incremental.codec import shown_digest
+from deckbuild.incremental.codec import FileEntry, decode_file_entry, encode_file_entry, shown_digest
 from deckbuild.incremental.memo import FileNotes, NoteKey
 from deckbuild.model import Card, MediaFile, RenderedNote
 
@@ -47,6 +49,7 @@ class NoteReuse:
         self._todo: list[Card] | None = None  # the cards kept_runs left to look up (None: all)
         self._runs: list[tuple[str, tuple[Card, ...]]] | None = None  # the cards by file, as kept_runs saw them
         self.shown_digest: dict[str, bytes] = {}  # card id -> what notes naming it show of it (in their keys)
+        self._kept_whole: set[str] = set()  # card files whose notes _stored_runs took whole
         self._found: dict[bytes, RenderedNote] | None = None
 
     def _key(self, card: Card, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> NoteKey:
@@ -63,12 +66,20 @@ class NoteReuse:
                 named.append((ref, other))
             part = shown.get(ref)
             if part is None:  # once per card named (a question is named by each of its clozes)
-                part = shown[ref] = ref.encode() + b"=" + (shown_digest(other) if other is not None else b"-")
+                part = self._shown(ref, by_id)
             parts.append(part)
         if figure is not None:
             parts.append(f"{figure[0]}\0{figure[1]}".encode())
         key = hashlib.blake2b(b"\0\0".join(parts), digest_size=16).digest()
         return NoteKey(card, overlapping, tuple(named), figure, self._namespace, key)
+
+    def _shown(self, ref: str, by_id: Mapping[str, Card]) -> bytes:
+        """What a note naming card `ref` shows of it, as its key holds it (computed once per card named)."""
+        part = self.shown_digest.get(ref)
+        if part is None:
+            other = by_id.get(ref)
+            part = self.shown_digest[ref] = ref.encode() + b"=" + (shown_digest(other) if other is not None else b"-")
+        return part
 
     def lookup(
         self, card: Card, due: int, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
@@ -81,14 +92,11 @@ class NoteReuse:
         if known is None or known.card is not card:
             known = self._keys[id(card)] = self._key(card, by_id, duplicates_of)
         note = found.pop(known.key, None)  # each card is asked for once; a second ask renders again
-        if note is None or note.due == due:
-            return note  # a kept note at its place is shared as it is (a note is immutable)
-        if note.due == -1:  # just read from the cache, shared with no one yet: placed, not copied
-            object.__setattr__(note, "due", due)
-            return note
-        return _placed(note, due)
+        return _at(note, due) if note is not None and _fits(card, note) else None
 
-    def _key_all(self, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]) -> dict[bytes, RenderedNote]:
+    def _key_all(
+        self, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]], also: Sequence[bytes] = ()
+    ) -> dict[bytes, RenderedNote]:
         """Every card's key, and the notes kept under them.  A card of the last plan of this
         process (serve: most of a save's) keeps its key while it is the same object, naming the
         same objects, with no figure and no card overlapping it, under the same namespace;
@@ -110,7 +118,7 @@ class NoteReuse:
             keys[id(card)] = known
         if self._memo is not None:
             self._memo.note_keys = keys  # for the next plan of this process
-        return self._cache.notes([known.key for known in keys.values()])
+        return self._cache.notes([*also, *(known.key for known in keys.values())])
 
     def store(self, card: Card, note: RenderedNote) -> None:
         known = self._keys.get(id(card))
@@ -127,10 +135,11 @@ class NoteReuse:
         they name (shown_digest, as the note keys), its figures, the cards overlapping its cards,
         the namespace --, by the position of its first card.  They are that plan's notes (moved
         with the file): none of its cards is keyed or looked up (at 100,000 cards, most of a
-        save's rendering stage).  {} without a memo."""
-        if self._memo is None:
-            return {}
+        save's rendering stage).  Without a memo, the files whose entries in the cache say so
+        (_stored_runs)."""
         self._runs = [(path, tuple(group)) for path, group in groupby(cards, key=_PATH)]  # for remember_runs
+        if self._memo is None:
+            return self._stored_runs(by_id, duplicates_of)
         last = self._memo.file_notes
         if not last:
             return {}
@@ -162,12 +171,65 @@ class NoteReuse:
         self._todo = todo
         return kept
 
+    def _stored_runs(
+        self, by_id: Mapping[str, Card], duplicates_of: Mapping[str, Sequence[str]]
+    ) -> dict[int, tuple[RenderedNote, ...]]:
+        """kept_runs in a process without a memo: a card file whose bytes the cache knows, with the
+        entry the last build left for them (FileEntry), keeps its notes whole when everything else
+        its notes were rendered from is unchanged too: what they show of the cards they name, its
+        figures, the cards overlapping its cards, the namespace -- the inputs of its cards' note
+        keys besides the cards themselves.  Their notes come in the one read of the notes table
+        that also brings the other cards' (_key_all), and a file any of whose notes is missing or
+        does not fit its card is looked up card by card."""
+        assert self._runs is not None
+        cache, runs = self._cache, self._runs
+        file_keys = {path: key for path, _run in runs if (key := cache.read_key(path)) is not None}
+        stored = cache.file_entries(file_keys.values())
+        figures = _by_file(by_id, ((cid, (file.name, ill)) for cid, (file, ill) in self._figures.items()))
+        overlapping = _by_file(by_id, ((cid, tuple(others)) for cid, others in duplicates_of.items()))
+        namespace, shown_digest = _digest(self._namespace), self.shown_digest
+        whole: dict[str, FileEntry] = {}
+        todo: list[Card] = []
+        for path, run in runs:
+            text = stored.get(file_keys.get(path, b""))
+            entry = decode_file_entry(text) if text is not None else None
+            if (
+                entry is not None
+                and len(entry.keys) == len(run)
+                and entry.namespace == namespace
+                and entry.figures == figures.get(path, {})
+                and entry.overlapping == overlapping.get(path, {})
+                and all((shown_digest.get(ref) or self._shown(ref, by_id)) == shown for ref, shown in entry.named)
+            ):
+                whole[path] = entry
+            else:
+                todo.extend(run)
+        self._todo = todo
+        found = self._found = self._key_all(by_id, duplicates_of, [k for e in whole.values() for k in e.keys])
+        kept: dict[int, tuple[RenderedNote, ...]] = {}
+        start = 0
+        for path, run in runs:
+            entry = whole.get(path)
+            if entry is not None:
+                notes = [found.get(key) for key in entry.keys]
+                if all(n is not None and _fits(c, n) for c, n in zip(run, notes, strict=True)):
+                    for key in entry.keys:
+                        del found[key]
+                    # (no None among them: checked above)
+                    kept[start] = tuple(map(_at, notes, range(start, start + len(run))))  # type: ignore[arg-type]
+                    self._kept_whole.add(path)
+            start += len(run)
+        return kept
+
     def remember_runs(self, notes: Sequence[RenderedNote]) -> None:
         """serve: each card file's notes of this plan (`notes`: one per card of the cards kept_runs
         was given, in order) and what they were rendered from, for the next plan's kept_runs.  A
         file with a card of a declared note type is left out (its notes depend on the note type,
-        not in any key)."""
-        if self._memo is None or self._runs is None:
+        not in any key).  Without a memo: the cache's entries of the files not kept whole (FileEntry)."""
+        if self._runs is None:
+            return
+        if self._memo is None:
+            self._store_entries(notes)
             return
         files, keys = self._files, self._keys
         start = 0
@@ -193,6 +255,52 @@ class NoteReuse:
                 )
             start = end
         self._memo.file_notes = files
+
+    def _store_entries(self, notes: Sequence[RenderedNote]) -> None:
+        """The cache's entry of each card file whose every card was keyed in this plan (and is not
+        of a declared note type), under the file's key: what its notes were rendered from."""
+        assert self._runs is not None
+        keys, entries = self._keys, {}
+        for path, run in self._runs:
+            file_key = self._cache.read_key(path)
+            made = [keys.get(id(card)) for card in run]
+            known = [k for k, card in zip(made, run, strict=True) if k is not None and k.card is card and card.kind != "note"]
+            if path in self._kept_whole or file_key is None or len(known) != len(run):
+                continue
+            named = {ref: self.shown_digest[ref] for key in known for ref, _other in key.named}  # parts of their keys
+            entries[file_key] = encode_file_entry(
+                FileEntry(
+                    _digest(self._namespace),
+                    {k.card.id: k.figure for k in known if k.figure is not None},
+                    {k.card.id: k.overlapping for k in known if k.overlapping},
+                    tuple(named.items()),
+                    tuple(k.key for k in known),
+                )
+            )
+        self._cache.store_file_entries(entries)
+
+
+_QA_FIELDS, _CLOZE_FIELDS = len(QA_FIELDS), len(CLOZE_FIELDS)
+
+
+def _fits(card: Card, note: RenderedNote) -> bool:
+    """Whether a note read back has the fields of its card's note type (a damaged row has not)."""
+    return len(note.fields) == (_QA_FIELDS if card.kind == "qa" else _CLOZE_FIELDS) or card.kind == "note"
+
+
+def _at(note: RenderedNote, due: int) -> RenderedNote:
+    """The note at position `due`: as it is if it is there, placed if just read from the cache
+    (shared with no one yet), else a copy (the note itself may be another plan's)."""
+    if note.due == due:
+        return note
+    if note.due == -1:
+        object.__setattr__(note, "due", due)
+        return note
+    return _placed(note, due)
+
+
+def _digest(namespace: bytes) -> str:
+    return hashlib.blake2b(namespace, digest_size=16).hexdigest()
 
 
 def _placed(note: RenderedNote, due: int) -> RenderedNote:
