@@ -187,6 +187,22 @@ def test_cache_key_covers_generator_source_and_matplotlib_version(monkeypatch) -
         diagram_keys._read.cache_clear()
 
 
+def test_cache_keys_read_the_installed_versions_without_importing_them_or_importlib_metadata() -> None:
+    """The versions in every key are the ones importlib.metadata reports, read from the wheels'
+    .dist-info folder names: a rebuild's keys cost neither matplotlib's import nor metadata's."""
+    code = (
+        "import sys\n"
+        "from deckbuild.diagrams import keys\n"
+        "print(keys._installed_version('matplotlib'), keys._installed_version('numpy'),"
+        " sorted(m for m in ('matplotlib', 'numpy', 'importlib.metadata') if m in sys.modules))\n"
+        "from importlib import metadata\n"
+        "print(metadata.version('matplotlib'), metadata.version('numpy'), [])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    ours, theirs = out.stdout.splitlines()
+    assert ours == theirs, out.stdout
+
+
 def test_invalid_spec_raises_before_rendering(tmp_path: Path) -> None:
     with pytest.raises(DiagramError, match="unknown diagram"):
         materialize(REGISTRY, [("nope", {})], tmp_path)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 from collections.abc import Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,18 @@ _STYLE = Path(__file__).resolve().parent / "style.py"
 def _installed_version(dist: str) -> str:
     """A distribution's version without importing it (importing matplotlib is slow).
 
-    Cached: reading package metadata costs ~7 ms, and a deck asks once per diagram.
+    Read from the name of the .dist-info folder its wheel installed beside the package
+    ("numpy-2.1.3.dist-info"); importlib.metadata only when there is not exactly one: importing
+    it (9 ms) and asking it (5 ms) cost more than the rest of a rebuild's diagram stage.
+    Cached: a deck asks once per diagram.
     """
+    spec = importlib.util.find_spec(dist)  # locates the package, imports nothing of it
+    if spec is not None and spec.origin is not None:
+        found = list(Path(spec.origin).parent.parent.glob(f"{dist}-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name[len(dist) + 1 : -len(".dist-info")]
+    from importlib import metadata
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
