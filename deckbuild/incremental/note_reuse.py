@@ -222,14 +222,15 @@ class NoteReuse:
         return kept
 
     def remember_runs(self, notes: Sequence[RenderedNote]) -> None:
-        """serve: each card file's notes of this plan (`notes`: one per card of the cards kept_runs
-        was given, in order) and what they were rendered from, for the next plan's kept_runs.  A
-        file with a card of a declared note type is left out (its notes depend on the note type,
-        not in any key).  Without a memo: the cache's entries of the files not kept whole (FileEntry)."""
+        """Each card file's notes of this plan (`notes`: one per card of the cards kept_runs was
+        given, in order) and what they were rendered from, for the next plan's kept_runs: in
+        serve, in the memo; without one, what the cache keeps of them (_store_entries).  A file
+        with a card of a declared note type is left out (its notes depend on the note type, not
+        in any key)."""
         if self._runs is None:
             return
         if self._memo is None:
-            self._store_entries(notes)
+            self._store_entries()
             return
         files, keys = self._files, self._keys
         start = 0
@@ -256,7 +257,7 @@ class NoteReuse:
             start = end
         self._memo.file_notes = files
 
-    def _store_entries(self, notes: Sequence[RenderedNote]) -> None:
+    def _store_entries(self) -> None:
         """The cache's entry of each card file whose every card was keyed in this plan (and is not
         of a declared note type), under the file's key: what its notes were rendered from."""
         assert self._runs is not None
