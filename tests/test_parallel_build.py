@@ -269,22 +269,30 @@ def test_a_build_ends_the_drawing_server_once_drawn_and_serve_keeps_it(tmp_path:
     assert _plan_twice(serve, "serve") == ["True", "True", "True", "True", "1"]
 
 
-def test_worker_beside_the_cache_reads_only_for_a_large_edit_of_a_large_deck(tmp_path: Path) -> None:
+def test_worker_beside_the_cache_reads_only_for_a_large_edit_of_a_large_deck(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A rebuild's edited file goes to a worker only when it is large and this process has many
-    cached files to read meanwhile; --jobs 1 keeps everything in this process."""
+    cached files to read meanwhile, and only where workers are forked; --jobs 1 keeps
+    everything in this process."""
     big = tmp_path / "big.yaml"
     big.write_bytes(b"x" * parallel.BESIDE_PARSE_BYTES)
     small = tmp_path / "small.yaml"
     small.write_bytes(b"x" * (parallel.BESIDE_PARSE_BYTES - 1))
     edited, tiny = [(big, "cards/big.yaml", None)], [(small, "cards/small.yaml", None)]
     enough = parallel.BESIDE_CACHED_BYTES
+    monkeypatch.setattr(parallel.sys, "platform", "linux")  # workers are forked
     assert parallel.worth_it(edited, 2, enough) == (1, True)
     assert parallel.worth_it(edited, 2, enough - 1) == (0, False)  # too little to read meanwhile
     assert parallel.worth_it(tiny, 2, enough) == (0, False)  # too little to parse
     assert parallel.worth_it(edited, 1, enough) == (0, False)  # --jobs 1
     assert parallel.worth_it(edited * 3, 2, enough) == (2, False)  # files enough for the workers on their own
+    monkeypatch.setattr(parallel.sys, "platform", "darwin")  # workers are spawned: each imports deckbuild again
+    assert parallel.worth_it(edited, 2, enough) == (0, False)
+    assert parallel.worth_it(edited * 3, 2, enough) == (2, False)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="a worker beside the cache reads is forked: Linux only")
 def test_a_large_edited_file_parsed_beside_the_cache_reads_gives_a_clean_builds_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

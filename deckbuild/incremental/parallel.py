@@ -42,9 +42,10 @@ MIN_BYTES = 1024 * 1024
 MIN_FILES = 2
 
 # A rebuild's edited files go to a worker beside this process when both sides have work
-# worth the worker's start-up and hand-over (about 10 ms): this many bytes to parse (about
-# 25 ms: a card file parses at roughly 3 KB a millisecond) and this many bytes of unchanged
-# files to read back from the cache meanwhile (about 15 ms: twenty times faster than parsing).
+# worth the worker's start-up and hand-over (about 10 ms, forked: so on Linux only, where a
+# spawned worker would import deckbuild again first): this many bytes to parse (about 25 ms:
+# a card file parses at roughly 3 KB a millisecond) and this many bytes of unchanged files to
+# read back from the cache meanwhile (about 15 ms: twenty times faster than parsing).
 BESIDE_PARSE_BYTES = 64 * 1024
 BESIDE_CACHED_BYTES = 1024 * 1024
 
@@ -71,7 +72,7 @@ def worth_it(jobs: Sequence[Job], workers: int | None, beside: int = 0) -> tuple
     size = sum(len(raw) if raw is not None else _size(path) for path, _display, raw in jobs)
     if len(jobs) >= MIN_FILES and (workers is not None or size >= MIN_BYTES):
         return min(wanted, len(jobs)), False
-    if size >= BESIDE_PARSE_BYTES and beside >= BESIDE_CACHED_BYTES:
+    if sys.platform == "linux" and size >= BESIDE_PARSE_BYTES and beside >= BESIDE_CACHED_BYTES:
         return min(wanted - 1, len(jobs)), True
     return 0, False
 
