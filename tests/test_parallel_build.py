@@ -269,6 +269,20 @@ def test_a_build_ends_the_drawing_server_once_drawn_and_serve_keeps_it(tmp_path:
     assert _plan_twice(serve, "serve") == ["True", "True", "True", "True", "1"]
 
 
+def test_workers_that_cannot_start_leave_the_parse_to_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine that refuses new processes (fork's EAGAIN) gets the cards a serial parse gives, not an error."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    project = _text_project(tmp_path)
+    serial = load_cards(project, jobs=1)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", refused)
+    assert load_cards(project, jobs=2) == serial
+
+
 def test_worker_beside_the_cache_reads_only_for_a_large_edit_of_a_large_deck(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

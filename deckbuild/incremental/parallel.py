@@ -142,10 +142,18 @@ def parsing(jobs: Sequence[Job], workers: int, keep: bool, render: bool, load: L
     # (a 'spawn'ed one would import them again); nothing here holds threads or locks a
     # child could inherit half-taken.  Elsewhere fork is unsafe or missing: 'spawn'.
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    pool: ProcessPoolExecutor | None = None
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
         futures: deque[Future[Parsed]] = deque(
             pool.submit(parse_here, load, path, display, raw, keep, render) for path, display, raw in jobs
         )
+    except Exception:  # no worker can start (fork refused, no semaphores): parsed here, as a serial build does
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        yield (parse_here(load, path, display, raw, keep, render) for path, display, raw in jobs)
+        return
+    with pool:
         yield _in_order(futures, jobs, keep, render, load)
 
 
