@@ -220,10 +220,11 @@ def remove_tree(path: Path) -> None:
 def open_database(path: Path) -> sqlite3.Connection:
     """A SQLite file opened for writing (the build cache, a package's scratch collection): SQLite
     creates it if missing and keeps its own journal beside it, so a kill leaves it consistent.
-    sqlite3 is imported here: a no-op build never opens a database and stays light."""
+    sqlite3 is imported here: a no-op build never opens a database and stays light.  Opened by
+    URI, so the connection may ATTACH another file read only (`file:...?mode=ro`)."""
     import sqlite3
 
-    return sqlite3.connect(path)
+    return sqlite3.connect(path.absolute().as_uri(), uri=True)
 
 
 @contextlib.contextmanager

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deckbuild.errors import Problem, WriteFailed
+from deckbuild.incremental import cache_db
 from deckbuild.incremental.cache_db import CACHE_FILE, connect, keep_only, other_code, select_values, store_values, stored_code
 from deckbuild.incremental.codec import (
     NOTE_COLUMNS,
@@ -92,6 +93,11 @@ class BuildCache:
         self._stored_ords: dict[str, str] | None = None  # the ords table as card_ords read it
         self._markdown_asked = 0
         self._all_markdown: dict[bytes, str] | None = None
+        self._held: list[tuple[Callable[[], None], Callable[[], None]]] = []  # see hold()
+
+    def hold(self, keep: Callable[[], None], drop: Callable[[], None]) -> None:
+        """Files this build made beside the cache (last_package.py): kept or dropped with it."""
+        self._held.append((keep, drop))
 
     # -- card files
 
@@ -401,23 +407,15 @@ class BuildCache:
         if not self._writable:
             return
         assert self._conn is not None
-        stored = self._stored_ords
-        try:
-            if stored is None:  # not read this build: written afresh
-                self._conn.execute("DELETE FROM ords")
-                self._conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
-                return
-            # A rebuild changes a few notes: only their rows change.
-            self._conn.executemany("DELETE FROM ords WHERE key = ?", ((key,) for key in stored.keys() - ords.keys()))
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO ords VALUES (?, ?)", ((k, v) for k, v in ords.items() if stored.get(k) != v)
-            )
-        except sqlite3.Error:
-            return
+        with contextlib.suppress(sqlite3.Error):
+            cache_db.store_ords(self._conn, self._stored_ords, ords)
 
     def keep(self) -> None:
         """Commit what this build learnt and close: called once the command's own files are
         written, so a command that fails leaves the cache as it found it."""
+        held, self._held = self._held, []
+        for keep, _drop in held:
+            keep()
         if self._memo is not None:
             self._memo.retain(self._used_parsed, self._used_facts, self._used_notes, self._run_paths)
         if self._conn is None:
@@ -447,6 +445,9 @@ class BuildCache:
 
     def drop(self) -> None:
         """Close without keeping anything this build wrote (a failed or read-only command)."""
+        held, self._held = self._held, []
+        for _keep, drop in held:
+            drop()
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.rollback()

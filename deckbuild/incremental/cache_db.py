@@ -8,7 +8,7 @@ build alone.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from deckbuild.incremental.codec import NOTE_FIELDS
@@ -107,3 +107,14 @@ def other_code(path: Path) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
+
+
+def store_ords(conn: sqlite3.Connection, stored: Mapping[str, str] | None, ords: Mapping[str, str]) -> None:
+    """The ords table made to hold `ords`, given what it held when read (`stored`; None: not read)."""
+    if stored is None:  # not read this build: written afresh
+        conn.execute("DELETE FROM ords")
+        conn.executemany("INSERT INTO ords VALUES (?, ?)", ords.items())
+        return
+    # A rebuild changes a few notes: only their rows change.
+    conn.executemany("DELETE FROM ords WHERE key = ?", ((key,) for key in stored.keys() - ords.keys()))
+    conn.executemany("INSERT OR REPLACE INTO ords VALUES (?, ?)", ((k, v) for k, v in ords.items() if stored.get(k) != v))
