@@ -58,6 +58,7 @@ def with_package(planned: Plan, checkpoint: Callable[[], None] | None = None) ->
             counts,
             root / CACHE_DIR,
             checkpoint,
+            len(planned.cards),
         )
         if checkpoint is not None:
             checkpoint()
@@ -96,9 +97,12 @@ def deck_package(
     counts: dict[str, int],
     work_dir: Path | None = None,
     checkpoint: Callable[[], None] | None = None,
+    copyable: int = 0,
 ) -> bytes:
     """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
-    where the collection may be built (apkg/package.py)."""
+    where the collection may be built (apkg/package.py), and kept for the next build, whose
+    package copies the rows of the first `copyable` notes (the rendered ones, not the retired
+    ones after them) where they did not change (apkg/row_copy.py)."""
     from deckbuild.apkg.package import write_package
     from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
@@ -110,6 +114,12 @@ def deck_package(
     if config.description_html is not None:  # as written: an import replaces the learner's description
         description = config.description_html
     card_ords = cache.card_ords()
+    last, keeper = None, None
+    if work_dir is not None:  # the last package's rows, copied where unchanged
+        from deckbuild.incremental import last_package
+
+        last, keeper = last_package.load(work_dir), last_package.Keeper(work_dir)
+        cache.hold(keeper.keep, keeper.drop)
     data = write_package(
         out,
         deck_name=config.name,
@@ -123,6 +133,9 @@ def deck_package(
         counts=counts,
         work_dir=work_dir,
         checkpoint=checkpoint,
+        last=last,
+        keep=keeper.take if keeper is not None else None,
+        copyable=copyable,
     )
     cache.store_card_ords(card_ords)  # which cards each note gets, for the next build
     return data

@@ -294,7 +294,17 @@ def _plan(
     package_bytes = None
     if variant is None and package:
         package_bytes = deck_package(
-            out, config, stamped, notetype_mods, notetypes, media_files, new_record, cache, counts, root / CACHE_DIR
+            out,
+            config,
+            stamped,
+            notetype_mods,
+            notetypes,
+            media_files,
+            new_record,
+            cache,
+            counts,
+            root / CACHE_DIR,
+            copyable=len(rendered),
         )
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
     # name (a full-deck release leaves them to the next build).

@@ -226,7 +226,7 @@ def test_an_incremental_rebuild_equals_a_clean_build(tmp_path: Path, edit: str) 
     # The clean build: the same sources and record, no cache of notes, parses or Markdown
     # (the drawn diagram is kept: it is the same picture either way, and slow to draw).
     clean = tmp_path / "clean" / "sample"
-    shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite"))
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite", "last-package.*"))
     change(project)
     change(clean)
     # (a new deck name is refused without the flag, E171; the flag changes nothing else)
@@ -271,7 +271,7 @@ def test_a_rebuild_takes_unchanged_card_files_notes_whole_unless_what_they_show_
         data = build(project, allow_identity_change=True).path.read_bytes()
         ids = sorted(set(keyed))
         clean = tmp_path / step / "sample"  # its cache holds only the drawn pictures (the same either way)
-        shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite"))
+        shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite", "last-package.*"))
         assert build(clean, allow_identity_change=True).path.read_bytes() == data, step
         assert (clean / "deckbuild.lock").read_bytes() == (project / "deckbuild.lock").read_bytes()
         return ids
@@ -359,7 +359,7 @@ def test_a_rebuild_takes_every_unchanged_note_from_the_cache_by_either_lookup(
     project = copy_project("sample", tmp_path / "incremental")
     build(project)
     clean = tmp_path / "clean" / "sample"
-    shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite"))
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns("dist", "cache.sqlite", "last-package.*"))
     for root in (project, clean):
         _edit(root / "cards/basics.yaml", "Across the batch, per feature.", "Per feature.")
     rendered: list[str] = []

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import sqlite3
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import genanki
 
-from deckbuild.apkg import ids
+from deckbuild.apkg import ids, row_copy
 from deckbuild.apkg.notetypes import NoteType
 from deckbuild.model import MediaFile, StampedNote
 
@@ -100,7 +102,9 @@ def _note_rows(
     rules: Mapping[str, _CardRule],
     id_gen: Iterator[int],
     card_rows: list[tuple[Any, ...]],
-    card_ords: MutableMapping[str, str],
+    card_ords: Mapping[str, str],
+    used: dict[str, str],
+    note_ids: list[int],
     checkpoint: Callable[[], None] | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     """The notes table rows genanki's Note.write_to_db would insert one by one (cards into
@@ -116,9 +120,9 @@ def _note_rows(
     tags it is computed from), so a rebuild asks genanki only about changed notes; and
     Anki's own rule for declared ones (`rules`), whose conditional templates genanki gets
     wrong.  `deck_ids` maps a note's subdeck ("" = the deck itself) to its deck id.
+    `used` receives the card ordinals of these notes, `note_ids` their ids.
     """
     model_keys = {key: _model_key(model) for key, model in models.items()}
-    used: dict[str, str] = {}
     by_pattern: dict[tuple[str, tuple[bool, ...]], str] = {}
     for index, stamped in enumerate(notes):
         if checkpoint is not None and index % 1000 == 0:
@@ -129,6 +133,7 @@ def _note_rows(
             raise ValueError(f"note {note.card_id!r}: {len(note.fields)} fields for note type {model.name!r}")
         fields = list(note.fields)
         note_id = next(id_gen)
+        note_ids.append(note_id)
         tags = " " + " ".join(note.tags) + " "
         # Yielded, not collected: executemany consumes one row at a time (no second copy of every field).
         sort_field = fields[model.sort_field_index]
@@ -154,8 +159,6 @@ def _note_rows(
         used[key] = known
         for ord_text in known.split(",") if known else ():
             card_rows.append((next(id_gen), note_id, deck_id, int(ord_text), mod, note.due))
-    card_ords.clear()  # what this build's notes need, for the next build
-    card_ords.update(used)
 
 
 def _row_indexes(cursor: sqlite3.Cursor) -> list[str]:
@@ -167,6 +170,17 @@ def _row_indexes(cursor: sqlite3.Cursor) -> list[str]:
     for name, _sql in found:
         cursor.execute(f'DROP INDEX "{name}"')
     return [sql for _name, sql in found]
+
+
+def _layout(
+    models: Mapping[str, _Model], used: Iterable[str], rules: Mapping[str, _CardRule], deck_ids: Mapping[str, int]
+) -> str:
+    """What every note's rows depend on besides the note (apkg/row_copy.py): the used note types'
+    ids, sort fields and what decides their cards, and the deck ids."""
+    types = [
+        [key, models[key].model_id, models[key].sort_field_index, _model_key(models[key]), key in rules] for key in sorted(used)
+    ]
+    return json.dumps([types, sorted(deck_ids.items())])
 
 
 def _genanki_ords(model: _Model, fields: list[str], card_id: str) -> str:
@@ -214,6 +228,9 @@ def write_package(
     counts: MutableMapping[str, int] | None = None,
     work_dir: Path | None = None,
     checkpoint: Callable[[], None] | None = None,
+    last: row_copy.Collection | None = None,
+    keep: Callable[[row_copy.Collection], None] | None = None,
+    copyable: int = 0,
 ) -> bytes:
     """Build the .apkg and return its bytes (the caller writes them atomically).
 
@@ -225,6 +242,10 @@ def write_package(
 
     `card_ords`: which cards each note gets, from earlier builds; left holding this build's.
     `counts`, if given, receives the package's number of "notes" and "cards".
+
+    With a `work_dir`: `last`, the collection of the last package (apkg/row_copy.py), whose
+    rows the first `copyable` notes may take where they did not change; `keep` receives this
+    package's collection (its scratch file, to move away before this returns).
     """
     card_ords = {} if card_ords is None else card_ords
     models = {key: _model(nt, namespace, notetype_mods[key]) for key, nt in notetypes.items()}
@@ -245,48 +266,89 @@ def write_package(
         deck_ids[full[len(deck_name) + 2 :]] = decks[-1].deck_id
     timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
 
-    def fill(conn: sqlite3.Connection) -> None:
+    layout = _layout(models, used, rules, deck_ids)
+    copyable = min(copyable, len(notes))
+    keys = [row_copy.note_key(n) for n in notes[:copyable]] if last is not None else None
+    note_ids: list[int] = []  # each note's id, then the id after the last (for the next build's copies)
+
+    def fill(conn: sqlite3.Connection, last: row_copy.Collection | None) -> None:
         cursor = conn.cursor()
         cursor.execute(f"PRAGMA page_size = {COLLECTION_PAGE_BYTES}")  # before the first table
-        id_gen = ids.row_ids(timestamp)
         # genanki writes the schema, the collection, the deck and the note types ...
-        genanki.Package(decks).write_to_db(cursor, timestamp, id_gen)
+        genanki.Package(decks).write_to_db(cursor, timestamp, ids.row_ids(timestamp))
         # ... and we add the notes and cards it would write, in bulk (see _note_rows), with
         # their indexes made afterwards from genanki's own statements (a quarter of the
-        # time of keeping them up to date row by row).
+        # time of keeping them up to date row by row).  Runs of notes unchanged since the last
+        # package are copied from its collection (apkg/row_copy.py), the others made here.
         indexes = _row_indexes(cursor)
-        card_rows: list[tuple[Any, ...]] = []
-        cursor.executemany(_NOTE_SQL, _note_rows(notes, models, deck_ids, rules, id_gen, card_rows, card_ords, checkpoint))
-        cursor.executemany(_CARD_SQL, card_rows)
+        runs = row_copy.runs(keys or (), len(notes), last, layout)
+        if last is not None and any(run.copied for run in runs):
+            row_copy.attach(conn, last)
+        used_ords: dict[str, str] = {}
+        model_keys = {key: _model_key(model) for key, model in models.items()}  # as genanki left them
+
+        def make(part: Sequence[StampedNote], first_id: int) -> tuple[list[tuple[Any, ...]], int]:
+            card_rows: list[tuple[Any, ...]] = []
+            counter = itertools.count(first_id)
+            made = _note_rows(part, models, deck_ids, rules, counter, card_rows, card_ords, used_ords, note_ids, checkpoint)
+            cursor.executemany(_NOTE_SQL, made)
+            return card_rows, next(counter)
+
+        def copied(part: Sequence[StampedNote]) -> None:  # their cards: known to the next build too
+            for stamped in part:
+                key = f"{model_keys[stamped.note.notetype]}:{stamped.note.content_hash}"
+                if key in card_ords:
+                    used_ords[key] = card_ords[key]
+
+        note_ids.clear()
+        first = next(ids.row_ids(timestamp))
+        cards = row_copy.insert_rows(cursor, notes, runs, first, note_ids, make, copied, _CARD_SQL, last)
+        card_ords.clear()  # what this build's notes need, for the next build
+        card_ords.update(used_ords)
         for statement in indexes:
             cursor.execute(statement)
         if checkpoint is not None:
             checkpoint()
         if counts is not None:
-            counts.update(notes=len(notes), cards=len(card_rows))
+            counts.update(notes=len(notes), cards=cards)
         conn.commit()
 
     media = sorted(media, key=lambda m: m.name)
     if work_dir is not None:
-        data = _package_via_file(work_dir, fill, media)
+
+        def made(path: Path, crc: int) -> None:
+            if keep is not None:
+                kept_keys = keys if keys is not None else [row_copy.note_key(n) for n in notes[:copyable]]
+                keep(row_copy.Collection(path, layout, kept_keys, note_ids[: copyable + 1], crc))
+
+        try:
+            data = _package_via_file(work_dir, lambda conn: fill(conn, last), media, made)
+        except row_copy.CopyFailed:  # then every row is made here
+            data = _package_via_file(work_dir, lambda conn: fill(conn, None), media, made)
         if data is not None:
             return data
     # In memory, not a temp file: a build writes nothing outside the project, even if killed.
     conn = sqlite3.connect(":memory:")
     try:
-        fill(conn)
+        fill(conn, None)
         db_bytes = conn.serialize()
     finally:
         conn.close()
     return _zip(db_bytes, media)
 
 
-def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None], media: Sequence[MediaFile]) -> bytes | None:
+def _package_via_file(
+    work_dir: Path,
+    fill: Callable[[sqlite3.Connection], None],
+    media: Sequence[MediaFile],
+    made: Callable[[Path, int], None],
+) -> bytes | None:
     """The package with its collection built in a scratch file of `work_dir` and streamed
     into the zip, so a large deck's collection is never held in memory twice (the database
     and its serialized copy were the peak of a 100k-card build).  Same bytes as the
     in-memory way (see _stream_collection).  None if the scratch file cannot be written
-    (a read-only or full disk): the caller builds in memory instead."""
+    (a read-only or full disk): the caller builds in memory instead.  `made` is given the
+    scratch file and its CRC-32 before it is deleted (to move it away and keep it)."""
     from deckbuild.writer import open_database, scratch_file
 
     _remove_abandoned(work_dir)
@@ -302,9 +364,12 @@ def _package_via_file(work_dir: Path, fill: Callable[[sqlite3.Connection], None]
                 fill(conn)
             finally:
                 conn.close()
-            return _zip(name, media)
+            crc: list[int] = []
+            data = _zip(name, media, crc)
         except (OSError, sqlite3.OperationalError):
             return None
+        made(name, crc[0])
+        return data
 
 
 SCRATCH_CACHE_KIB = 16 * 1024
@@ -344,14 +409,17 @@ def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
     return sorted(names)
 
 
-def _zip(collection: bytes | Path, media: Sequence[MediaFile]) -> bytes:
-    """The .apkg: the collection (its bytes, or the scratch file holding them), the media map, the media."""
+def _zip(collection: bytes | Path, media: Sequence[MediaFile], crc: list[int] | None = None) -> bytes:
+    """The .apkg: the collection (its bytes, or the scratch file holding them: `crc` then receives
+    the file's CRC-32), the media map, the media."""
     import io
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         if isinstance(collection, Path):
-            _stream_collection(zf, collection)
+            file_crc = _stream_collection(zf, collection)
+            if crc is not None:
+                crc.append(file_crc)
         else:
             _add(zf, "collection.anki2", collection)
         _add(zf, "media", json.dumps({str(i): m.name for i, m in enumerate(media)}).encode())
@@ -367,17 +435,22 @@ def _zip(collection: bytes | Path, media: Sequence[MediaFile]) -> bytes:
 _HEADER_COUNTERS = ((24, 28), (92, 100))
 
 
-def _stream_collection(zf: zipfile.ZipFile, path: Path) -> None:
-    """Add the collection from its file a megabyte at a time, header counters zeroed (as writestr would)."""
+def _stream_collection(zf: zipfile.ZipFile, path: Path) -> int:
+    """Add the collection from its file a megabyte at a time, header counters zeroed (as writestr
+    would); return the CRC-32 of the file as it is."""
     info = _info("collection.anki2")
     info.file_size = path.stat().st_size
     with path.open("rb") as source, zf.open(info, "w") as dest:
-        header = bytearray(source.read(100))
+        raw = source.read(100)
+        crc = zlib.crc32(raw)
+        header = bytearray(raw)
         for start, end in _HEADER_COUNTERS:
             header[start:end] = bytes(end - start)
         dest.write(header)
         while chunk := source.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
             dest.write(chunk)
+    return crc
 
 
 def _info(name: str) -> zipfile.ZipInfo:
