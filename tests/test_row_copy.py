@@ -209,7 +209,7 @@ def test_a_build_that_fails_keeps_the_last_collection_and_leaves_nothing_beside_
 
 def test_runs_copy_only_long_runs_of_equal_keys_under_the_same_layout() -> None:
     keys = [f"k{i}" for i in range(60)]
-    last = row_copy.Collection(Path("x"), "layout", keys, [1000 + 3 * i for i in range(61)], 0)
+    last = row_copy.Collection(Path("x"), "layout", keys, [1000 + 3 * i for i in range(61)], 60, 0)
     short = row_copy.MIN_RUN - 1
     # note 20 edited, a short run of equal keys after it, note 21 + short edited, the rest
     # equal but for five notes gone from the end and two new ones after them
@@ -223,3 +223,10 @@ def test_runs_copy_only_long_runs_of_equal_keys_under_the_same_layout() -> None:
     assert row_copy.runs(keys, 60, last, "other layout") == [row_copy.Run(0, 60)]
     assert row_copy.runs(keys, 60, None, "layout") == [row_copy.Run(0, 60)]
     assert row_copy.runs([], 0, last, "layout") == []
+
+
+def test_gone_lists_the_last_packages_notes_no_run_copies() -> None:
+    keys = [f"k{i}" for i in range(10)]
+    last = row_copy.Collection(Path("x"), "layout", keys, list(range(11)), 8, 0)  # k8, k9: retired
+    runs = [row_copy.Run(0, 3, 0, 3), row_copy.Run(3, 4), row_copy.Run(4, 7, 4, 7), row_copy.Run(7, 9)]
+    assert row_copy.gone(runs, last) == ["k3", "k7", "k8", "k9"]

@@ -254,14 +254,15 @@ def write_package(
     deck = genanki.Deck(deck_id, deck_name, description=deck_description)
     # Only the note types the notes use: an unused one would appear in every learner's
     # collection (an adopted deck would bring deckbuild's two built-in ones).
-    used = {stamped.note.notetype for stamped in notes}
+    kinds = {(stamped.note.notetype, stamped.note.deck) for stamped in notes}  # one pass over the notes
+    used = {notetype for notetype, _deck in kinds}
     for key, model in models.items():
         if key in used:
             deck.add_model(model)
     # Subdecks by full name (Anki matches decks by name), each with its parents, in name order.
     deck_ids = {"": deck_id}
     decks = [deck]
-    for full in subdeck_names(deck_name, {n.note.deck for n in notes}):
+    for full in subdeck_names(deck_name, {deck for _notetype, deck in kinds}):
         decks.append(genanki.Deck(ids.deck_id(namespace, full), full))
         deck_ids[full[len(deck_name) + 2 :]] = decks[-1].deck_id
     timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
@@ -294,17 +295,18 @@ def write_package(
             cursor.executemany(_NOTE_SQL, made)
             return card_rows, next(counter)
 
-        def copied(part: Sequence[StampedNote]) -> None:  # their cards: known to the next build too
-            for stamped in part:
-                key = f"{model_keys[stamped.note.notetype]}:{stamped.note.content_hash}"
-                if key in card_ords:
-                    used_ords[key] = card_ords[key]
-
         note_ids.clear()
         first = next(ids.row_ids(timestamp))
-        cards = row_copy.insert_rows(cursor, notes, runs, first, note_ids, make, copied, _CARD_SQL, last)
-        card_ords.clear()  # what this build's notes need, for the next build
-        card_ords.update(used_ords)
+        cards = row_copy.insert_rows(cursor, notes, runs, first, note_ids, make, _CARD_SQL, last)
+        if last is not None and any(run.copied for run in runs):
+            # The copied notes' cards are those of the last package, whose ordinals card_ords
+            # holds: kept, with the ordinals of the notes that left dropped, and the made ones'.
+            for content, notetype in map(row_copy.content_and_type, row_copy.gone(runs, last)):
+                card_ords.pop(f"{model_keys.get(notetype)}:{content}", None)
+            card_ords.update(used_ords)
+        else:
+            card_ords.clear()  # what this build's notes need, for the next build
+            card_ords.update(used_ords)
         for statement in indexes:
             cursor.execute(statement)
         if checkpoint is not None:
@@ -318,8 +320,11 @@ def write_package(
 
         def made(path: Path, crc: int) -> None:
             if keep is not None:
-                kept_keys = keys if keys is not None else [row_copy.note_key(n) for n in notes[:copyable]]
-                keep(row_copy.Collection(path, layout, kept_keys, note_ids[: copyable + 1], crc))
+                kept = [
+                    *(keys if keys is not None else map(row_copy.note_key, notes[:copyable])),
+                    *map(row_copy.note_key, notes[copyable:]),
+                ]
+                keep(row_copy.Collection(path, layout, kept, list(note_ids), copyable, crc))
 
         try:
             data = _package_via_file(work_dir, lambda conn: fill(conn, last), media, made)

@@ -33,14 +33,16 @@ class Collection:
     """A package's collection file and what its note rows were made from.
 
     `layout`: what every row depends on (note types' ids and templates, deck ids);
-    `keys`: per note, in the package's order, `note_key`; `ids`: each of those notes' id, and
-    last the id after the last one's cards.  `crc`: zlib.crc32 of the file's bytes.
+    `keys`: per note, in the package's order, `note_key`; `ids`: each note's id, and last the
+    id after the last one's cards; `copyable`: how many notes, from the first, may be copied
+    (the rendered ones; retired ones follow).  `crc`: zlib.crc32 of the file's bytes.
     """
 
     path: Path
     layout: str
     keys: Sequence[str]
     ids: Sequence[int]
+    copyable: int
     crc: int
 
 
@@ -66,19 +68,26 @@ class CopyFailed(DeckbuildError):
 
 def note_key(stamped: StampedNote) -> str:
     """What a note's rows are made of besides the layout: its fields and tags (through its
-    content hash, which covers its note type too), mod, place, GUID and subdeck.  Two notes
-    have the same key only if all of these are equal: the GUID is preceded by its length."""
+    content hash, which covers its note type too), mod, place, GUID and subdeck; the note type
+    follows the hash (see `content_and_type`).  Two notes have the same key only if all of
+    these are equal: the GUID is preceded by its length."""
     note = stamped.note
-    return f"{note.content_hash} {stamped.mod} {note.due} {len(note.guid)} {note.guid} {note.deck}"
+    return f"{note.content_hash} {note.notetype} {stamped.mod} {note.due} {len(note.guid)} {note.guid} {note.deck}"
+
+
+def content_and_type(key: str) -> tuple[str, str]:
+    """A note key's content hash and note type."""
+    content, notetype, _rest = key.split(" ", 2)
+    return content, notetype
 
 
 def runs(keys: Sequence[str], total: int, last: Collection | None, layout: str) -> list[Run]:
     """The package's notes (`total`; `keys` for the first ones, those that may be copied) as
     runs, each copied from `last` or made here, in order."""
-    if last is None or last.layout != layout or len(last.ids) != len(last.keys) + 1:
+    if last is None or last.layout != layout or len(last.ids) != len(last.keys) + 1 or last.copyable > len(last.keys):
         return [Run(0, total)] if total else []
     old = last.keys
-    same = min(len(keys), len(old))
+    same = min(len(keys), last.copyable)
     out: list[Run] = []
     made_from = 0  # the start of the notes made here not yet in `out`
     index = 0
@@ -159,14 +168,12 @@ def insert_rows(
     next_id: int,
     note_ids: list[int],
     make: Callable[[Sequence[StampedNote], int], tuple[list[tuple[Any, ...]], int]],
-    copied: Callable[[Sequence[StampedNote]], None],
     card_sql: str,
     last: Collection | None,
 ) -> int:
     """Insert the notes run by run, then their cards run by run: the order a clean build inserts
     them in.  `make(notes, first id)` inserts notes made here and returns their cards' rows and
-    the next id; `copied(notes)` is told of the notes copied from `last`.  `note_ids` receives
-    each note's id, then the next id.  Returns the number of cards."""
+    the next id.  `note_ids` receives each note's id, then the next id.  Returns the number of cards."""
     made: list[list[tuple[Any, ...]] | int] = []  # per run: its cards' rows, or a copied run's card count
     starts: list[int] = []
     for run in runs:
@@ -184,9 +191,19 @@ def insert_rows(
     for run, start, rows in zip(runs, starts, made, strict=True):
         if isinstance(rows, int):
             copy_cards(cursor, run, start, rows)
-            copied(notes[run.start : run.end])
             cards += rows
         else:
             cursor.executemany(card_sql, rows)
             cards += len(rows)
     return cards
+
+
+def gone(runs: Sequence[Run], last: Collection) -> list[str]:
+    """The keys of the last package's notes that no run copies (edited, moved, deleted, retired)."""
+    out: list[str] = []
+    start = 0
+    for run in runs:
+        if run.copied:
+            out += last.keys[start : run.start]
+            start = run.end
+    return out + list(last.keys[start:])

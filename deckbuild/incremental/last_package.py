@@ -43,7 +43,7 @@ def load(folder: Path) -> Collection | None:
         keys = raw[ids_end:].decode("utf-8").split("\n") if count else []
         if len(keys) != count:  # a key holding a line break (a subdeck's name): nothing is copied
             return None
-        return Collection(folder / FILE, str(header["layout"]), keys, ids, int(header["crc"]))
+        return Collection(folder / FILE, str(header["layout"]), keys, ids, int(header["copyable"]), int(header["crc"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         return None
 
@@ -75,6 +75,7 @@ class Keeper:
             "layout": made.layout,
             "crc": made.crc,
             "notes": len(made.keys),
+            "copyable": made.copyable,
             "order": sys.byteorder,
         }
         # A line of JSON, the ids as 8-byte integers, the keys a line each: a large deck's
