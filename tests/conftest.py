@@ -32,6 +32,17 @@ def copy_project(name: str, dest: Path) -> Path:
     return target
 
 
+def cached_card_ords(project: Path) -> dict[str, str]:
+    """The card ordinals a project's build cache keeps for its next build (apkg/package.py's memo)."""
+    import sqlite3
+
+    conn = sqlite3.connect(project / ".deckbuild-cache" / "cache.sqlite")
+    try:
+        return dict(conn.execute("SELECT key, value FROM ords"))
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
     return copy_project("sample", tmp_path)

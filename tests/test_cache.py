@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, copy_project
+from conftest import REPO, cached_card_ords, copy_project
 
 from deckbuild.cli import main
 from deckbuild.commands import build, check
@@ -460,28 +460,19 @@ def test_a_note_row_round_trips_every_field() -> None:
 def test_a_rebuild_updates_the_card_ordinals_to_what_a_clean_build_keeps(sample: Path) -> None:
     """A rebuild rewrites only the ordinal rows of the notes it changed; the table must end as
     a clean build leaves it (no row of a gone note, the edited note's new row)."""
-    import sqlite3
-
-    def ords(project: Path) -> dict[str, str]:
-        conn = sqlite3.connect(project / CACHE_DIR / "cache.sqlite")
-        try:
-            return dict(conn.execute("SELECT key, value FROM ords"))
-        finally:
-            conn.close()
-
     build(sample)
-    before = ords(sample)
+    before = cached_card_ords(sample)
     cards = sample / "cards" / "basics.yaml"
     cards.write_text(
         cards.read_text("utf-8").replace("Across the batch, per feature.", "Per feature, across the batch."), "utf-8"
     )
     build(sample)
-    after = ords(sample)
+    after = cached_card_ords(sample)
     assert after != before and len(after) == len(before)
     fresh = sample.parent / "fresh"
     shutil.copytree(sample, fresh, ignore=shutil.ignore_patterns("dist", CACHE_DIR))
     build(fresh)
-    assert ords(fresh) == after
+    assert cached_card_ords(fresh) == after
 
 
 def test_a_rebuild_renders_only_new_text(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:

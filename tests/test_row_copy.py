@@ -7,11 +7,11 @@ No timings here: benchmarks/run.py measures the speed.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import cached_card_ords
 
 from deckbuild.apkg import row_copy
 from deckbuild.commands import build
@@ -126,16 +126,7 @@ def test_a_rebuild_copies_unchanged_rows_and_writes_a_clean_builds_bytes(
     assert bool(copies) == copied
     assert incremental == build(clean, allow_identity_change=True).path.read_bytes()
     assert (project / "deckbuild.lock").read_bytes() == (clean / "deckbuild.lock").read_bytes()
-    assert _card_ords(project) == _card_ords(clean)  # the copied notes' cards stay known
-
-
-def _card_ords(project: Path) -> dict[str, str]:
-    """The card ordinals the build cache keeps for the next build (package.py's memo)."""
-    conn = sqlite3.connect(project / CACHE_DIR / "cache.sqlite")
-    try:
-        return dict(conn.execute("SELECT key, value FROM ords"))
-    finally:
-        conn.close()
+    assert cached_card_ords(project) == cached_card_ords(clean)  # the copied notes' cards stay known
 
 
 def test_an_edit_copies_the_runs_around_the_edited_note(tmp_path: Path, copies: list[tuple[int, int]]) -> None:
