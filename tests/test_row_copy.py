@@ -144,6 +144,7 @@ def test_an_edit_copies_the_runs_around_the_edited_note(tmp_path: Path, copies: 
         "collection bytes",  # its CRC-32 then differs from the index's
         "collection replaced by an older one",
         "index cut short",
+        "index damaged",  # a key changed (its own CRC-32 then differs)
         "index of other code",
     ],
 )
@@ -164,6 +165,8 @@ def test_a_damaged_or_mismatched_kept_collection_is_never_copied_from(
         collection.write_bytes(bytes(data))
     elif damage == "collection replaced by an older one":
         collection.write_bytes(older)
+    elif damage == "index damaged":
+        index.write_bytes(index.read_bytes()[:-1] + b"x")  # the last note's subdeck
     elif damage == "index cut short":
         data = index.read_bytes()
         index.write_bytes(data[: data.index(b"\n") + 20])

@@ -3,7 +3,7 @@ unchanged rows from (apkg/row_copy.py).
 
 Two files in .deckbuild-cache/: the collection (last-package.anki2) and what its rows were
 made from (last-package.index: the layout, each note's key and id, the file's CRC-32 and the
-code that made it).  They are replaced when the build cache keeps a build, and never trusted
+code that made it, and a CRC-32 of its own).  They are replaced when the build cache keeps a build, and never trusted
 beyond what they say: other code, another layout, a note whose key differs or a file whose
 CRC-32 differs means rows made afresh, never a failed build.
 """
@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import sys
+import zlib
 from pathlib import Path
 
 from deckbuild.apkg.row_copy import Collection
@@ -35,6 +36,8 @@ def load(folder: Path) -> Collection | None:
         header_end = raw.index(b"\n")
         header = json.loads(raw[:header_end])
         if header["format"] != FORMAT or header["code"] != code_fingerprint() or header["order"] != sys.byteorder:
+            return None
+        if zlib.crc32(raw[header_end + 1 :]) != header["body_crc"]:  # damaged since written
             return None
         count = int(header["notes"])
         ids = array.array("q")
@@ -80,9 +83,9 @@ class Keeper:
         }
         # A line of JSON, the ids as 8-byte integers, the keys a line each: a large deck's
         # index (100,000 notes) is read and written in milliseconds.
-        index = b"".join(
-            [json.dumps(header).encode(), b"\n", array.array("q", made.ids).tobytes(), "\n".join(made.keys).encode()]
-        )
+        body = array.array("q", made.ids).tobytes() + "\n".join(made.keys).encode()
+        header["body_crc"] = zlib.crc32(body)
+        index = json.dumps(header).encode() + b"\n" + body
         try:
             # Either order leaves a pair the next build refuses if killed between: the index
             # names the CRC-32 of the collection it was written with.
