@@ -129,6 +129,40 @@ def test_a_rebuild_copies_unchanged_rows_and_writes_a_clean_builds_bytes(
     assert cached_card_ords(project) == cached_card_ords(clean)  # the copied notes' cards stay known
 
 
+def test_a_copied_rebuild_updates_only_the_edited_note_in_a_learners_collection(
+    tmp_path: Path, copies: list[tuple[int, int]]
+) -> None:
+    """What a learner meets: Anki's importer takes the rebuild as an update of one note, keeps
+    every card's review history, and shows the edit."""
+    from ankiutil import answer_all, history, import_package, new_collection, notes_by_card_id
+
+    project = _deck(tmp_path / "deck")
+    col = new_collection(tmp_path / "anki")
+    try:
+        first = import_package(col, build(project).path)
+        assert len(first.new) == NOTES
+        answer_all(col)
+        before, col_cards = history(col), col.card_count()
+        _edit(project / "cards/part-1.yaml", "by 105 units.", "by 105 units, roughly.")
+        package = build(project).path
+        assert copies  # this rebuild copied rows
+        log = import_package(col, package)
+        assert (len(log.new), len(log.updated), len(log.conflicting), len(log.duplicate)) == (0, 1, 0, NOTES - 1)
+        assert "by 105 units, roughly." in notes_by_card_id(col)["card-105"]["Answer"]
+        assert history(col) == before  # every card's schedule and review log kept
+    finally:
+        col.close()
+    # ... and a new learner gets every note with its cards from the copied rows.
+    fresh = new_collection(tmp_path / "anki-new")
+    try:
+        assert len(import_package(fresh, package).new) == NOTES
+        assert fresh.card_count() == col_cards and fresh.note_count() == NOTES
+        card = fresh.get_card(fresh.find_cards("CardId:card-210")[0])
+        assert "What does step 210 do?" in card.question()
+    finally:
+        fresh.close()
+
+
 def test_an_edit_copies_the_runs_around_the_edited_note(tmp_path: Path, copies: list[tuple[int, int]]) -> None:
     project = _deck(tmp_path / "deck")
     build(project)
