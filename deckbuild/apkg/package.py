@@ -100,6 +100,7 @@ def _note_rows(
     models: Mapping[str, _Model],
     deck_ids: Mapping[str, int],
     rules: Mapping[str, _CardRule],
+    model_keys: Mapping[str, str],
     id_gen: Iterator[int],
     card_rows: list[tuple[Any, ...]],
     card_ords: Mapping[str, str],
@@ -119,10 +120,10 @@ def _note_rows(
     `card_ords` under the note type's content and the note's content hash (the fields and
     tags it is computed from), so a rebuild asks genanki only about changed notes; and
     Anki's own rule for declared ones (`rules`), whose conditional templates genanki gets
-    wrong.  `deck_ids` maps a note's subdeck ("" = the deck itself) to its deck id.
-    `used` receives the card ordinals of these notes, `note_ids` their ids.
+    wrong.  `deck_ids` maps a note's subdeck ("" = the deck itself) to its deck id;
+    `model_keys` each note type's _model_key.  `used` receives the card ordinals of these
+    notes, `note_ids` their ids.
     """
-    model_keys = {key: _model_key(model) for key, model in models.items()}
     by_pattern: dict[tuple[str, tuple[bool, ...]], str] = {}
     for index, stamped in enumerate(notes):
         if checkpoint is not None and index % 1000 == 0:
@@ -173,13 +174,15 @@ def _row_indexes(cursor: sqlite3.Cursor) -> list[str]:
 
 
 def _layout(
-    models: Mapping[str, _Model], used: Iterable[str], rules: Mapping[str, _CardRule], deck_ids: Mapping[str, int]
+    models: Mapping[str, _Model],
+    model_keys: Mapping[str, str],
+    used: Iterable[str],
+    rules: Mapping[str, _CardRule],
+    deck_ids: Mapping[str, int],
 ) -> str:
     """What every note's rows depend on besides the note (apkg/row_copy.py): the used note types'
     ids, sort fields and what decides their cards, and the deck ids."""
-    types = [
-        [key, models[key].model_id, models[key].sort_field_index, _model_key(models[key]), key in rules] for key in sorted(used)
-    ]
+    types = [[key, models[key].model_id, models[key].sort_field_index, model_keys[key], key in rules] for key in sorted(used)]
     return json.dumps([types, sorted(deck_ids.items())])
 
 
@@ -267,7 +270,9 @@ def write_package(
         deck_ids[full[len(deck_name) + 2 :]] = decks[-1].deck_id
     timestamp = ids.package_time([*notetype_mods.values(), *(n.mod for n in notes)])
 
-    layout = _layout(models, used, rules, deck_ids)
+    # Computed before genanki's write_to_db, which adds each field's and template's `ord` to the models.
+    model_keys = {key: _model_key(model) for key, model in models.items()}
+    layout = _layout(models, model_keys, used, rules, deck_ids)
     copyable = min(copyable, len(notes))
     keys = [row_copy.note_key(n) for n in notes[:copyable]] if last is not None else None
     note_ids: list[int] = []  # each note's id, then the id after the last (for the next build's copies)
@@ -283,25 +288,27 @@ def write_package(
         # package are copied from its collection (apkg/row_copy.py), the others made here.
         indexes = _row_indexes(cursor)
         runs = row_copy.runs(keys or (), len(notes), last, layout)
-        if last is not None and any(run.copied for run in runs):
-            row_copy.attach(conn, last)
+        source = last if last is not None and any(run.copied for run in runs) else None  # what is copied from
+        if source is not None:
+            row_copy.attach(conn, source)
         used_ords: dict[str, str] = {}
-        model_keys = {key: _model_key(model) for key, model in models.items()}  # as genanki left them
 
         def make(part: Sequence[StampedNote], first_id: int) -> tuple[list[tuple[Any, ...]], int]:
             card_rows: list[tuple[Any, ...]] = []
             counter = itertools.count(first_id)
-            made = _note_rows(part, models, deck_ids, rules, counter, card_rows, card_ords, used_ords, note_ids, checkpoint)
+            made = _note_rows(
+                part, models, deck_ids, rules, model_keys, counter, card_rows, card_ords, used_ords, note_ids, checkpoint
+            )
             cursor.executemany(_NOTE_SQL, made)
             return card_rows, next(counter)
 
         note_ids.clear()
         first = next(ids.row_ids(timestamp))
-        cards = row_copy.insert_rows(cursor, notes, runs, first, note_ids, make, _CARD_SQL, last)
-        if last is not None and any(run.copied for run in runs):
+        cards = row_copy.insert_rows(cursor, notes, runs, first, note_ids, make, _CARD_SQL, source)
+        if source is not None:
             # The copied notes' cards are those of the last package, whose ordinals card_ords
             # holds: kept, with the ordinals of the notes that left dropped, and the made ones'.
-            for content, notetype in map(row_copy.content_and_type, row_copy.gone(runs, last)):
+            for content, notetype in map(row_copy.content_and_type, row_copy.gone(runs, source)):
                 card_ords.pop(f"{model_keys.get(notetype)}:{content}", None)
             card_ords.update(used_ords)
         else:

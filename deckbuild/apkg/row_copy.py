@@ -15,6 +15,7 @@ for what all notes share), so a copied row is the row this build would have made
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,8 +113,6 @@ def runs(keys: Sequence[str], total: int, last: Collection | None, layout: str) 
 def attach(conn: sqlite3.Connection, last: Collection) -> None:
     """Open `last` beside the new collection (read only, as `last`) once its bytes are the ones
     described: a damaged or replaced file is never copied from (CopyFailed)."""
-    import zlib
-
     try:
         crc = 0
         with last.path.open("rb") as handle:
