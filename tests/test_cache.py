@@ -5,6 +5,7 @@ No timings here: speed is measured by benchmarks/run.py, outside the test suite.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -587,8 +588,29 @@ def test_a_cached_card_decodes_to_itself_and_an_unplain_value_is_refused() -> No
         lint=(("E901", "why"),),
         key_locations={"question": Location("cards/a.yaml", 4, 15)},
     )
-    back = decode_card(encode_card(card))
+    back = decode_card(json.loads(json.dumps(encode_card(card))))  # through JSON, as the cache keeps it
     assert back == card
     assert back.where("question") == Location("cards/a.yaml", 4, 15)
+    # Every kind of value: nested tuples, a diagram with its parameters and place, flags.
+    note = Card(
+        "c3",
+        "note",
+        Location("cards/b.yaml", 7, 3),
+        topics=("t",),
+        related=("c1",),
+        tags=("x", "y"),
+        previous_ids=("old",),
+        figure=Figure(alt="d", diagram="curve", params=(("k", (1, 2)), ("s", "v")), location=Location("cards/b.yaml", 9, 5)),
+        missing_code=True,
+        notetype="vocab",
+        note_fields=(("Front", "<b>a</b>", True), ("Back", "b", False)),
+        deck="Verbs",
+        guid="g1",
+        lint=(("E420", "kept short"), ("E421", "on purpose")),
+    )
+    again = decode_card(json.loads(json.dumps(encode_card(note))))
+    assert again == note
+    assert vars(again) == {**vars(note), "key_locations": again.key_locations}  # nothing left a list
+    assert again.figure is not None and again.figure.params_dict() == {"k": (1, 2), "s": "v"}
     with pytest.raises(TypeError, match=r"Card\.topics of type list"):
         encode_card(Card("c2", "qa", Location("cards/a.yaml"), topics=["a"]))  # type: ignore[arg-type]

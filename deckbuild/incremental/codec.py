@@ -78,20 +78,10 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
-def _restore(cls: type[Any], values: dict[str, Any]) -> Any:
-    """Rebuild a frozen dataclass from its own field values, as pickle and copy do.
-
-    Skips the generated __init__ (one object.__setattr__ per field, the cost of loading a
-    large deck from the cache); safe because the values came out of such an object and the
-    model classes have no __post_init__.
-    """
-    obj = object.__new__(cls)
-    obj.__dict__.update(values)
-    return obj
-
-
 def _location(value: list[Any]) -> Location:
-    return _restore(Location, {"path": value[0], "line": value[1], "col": value[2]})  # type: ignore[no-any-return]
+    location: Location = object.__new__(Location)
+    location.__dict__.update(path=value[0], line=value[1], col=value[2])  # as decode_card does: no __init__
+    return location
 
 
 def _figure_json(figure: Figure | None) -> Any:
@@ -105,7 +95,11 @@ def _figure(data: Any) -> Figure | None:
     if data is None:
         return None
     alt, diagram, params, file, location = data
-    return Figure(alt=alt, diagram=diagram, params=_tuples(params), file=file, location=_location(location) if location else None)
+    figure: Figure = object.__new__(Figure)
+    figure.__dict__.update(
+        alt=alt, diagram=diagram, params=_tuples(params), file=file, location=_location(location) if location else None
+    )
+    return figure
 
 
 class KeyLocations(Mapping[str, Location]):
@@ -201,19 +195,36 @@ _NESTED = tuple(
 )
 
 
+_INDEX = {name: index for index, name in enumerate(_CARD_FIELDS)}
+_FLAT_AT = tuple(_INDEX[name] for name in _FLAT_TUPLES)
+_NESTED_AT = tuple(_INDEX[name] for name in _NESTED)
+_LOCATION_AT, _KEYS_AT, _FIGURE_AT = _INDEX["location"], _INDEX["key_locations"], _INDEX["figure"]
+
+
 def decode_card(data: list[Any]) -> Card:
+    """The card of encode_card's list, decoded in place (`data` is the caller's no more).
+
+    Value by value in the list JSON gave, then one update of the new card's __dict__: a
+    rebuild decodes every unchanged card of the deck here, and a dict of names built first
+    and a call per value cost a third more (0.45 against 0.35 s for 100,000 cards).  The
+    card is made as pickle and copy make one, without the generated __init__ (one
+    object.__setattr__ per field): safe because the values came out of such an object and
+    the model classes have no __post_init__.
+    """
     if len(data) != len(_CARD_FIELDS):
         raise ValueError("cached card has other fields than this Card")
-    values = dict(zip(_CARD_FIELDS, data, strict=True))
-    values["location"] = _location(values["location"])
-    values["key_locations"] = KeyLocations(values["key_locations"])
-    if values["figure"] is not None:
-        values["figure"] = _figure(values["figure"])
-    for name in _FLAT_TUPLES:
-        values[name] = tuple(values[name])
-    for name in _NESTED:
-        values[name] = _tuples(values[name]) if values[name] else ()
-    card: Card = _restore(Card, values)
+    for index in _FLAT_AT:
+        value = data[index]
+        data[index] = tuple(value) if value else ()
+    for index in _NESTED_AT:
+        value = data[index]
+        data[index] = _tuples(value) if value else ()
+    data[_LOCATION_AT] = _location(data[_LOCATION_AT])
+    data[_KEYS_AT] = KeyLocations(data[_KEYS_AT])
+    if data[_FIGURE_AT] is not None:
+        data[_FIGURE_AT] = _figure(data[_FIGURE_AT])
+    card: Card = object.__new__(Card)
+    card.__dict__.update(zip(_CARD_FIELDS, data, strict=True))
     return card
 
 
