@@ -80,6 +80,17 @@ def test_no_op_build_says_up_to_date_and_rebuilds_when_outputs_change(sample: Pa
     again = runner.invoke(main, ["build", "-C", str(sample)])
     assert again.exit_code == 0 and again.stdout.startswith("up to date:"), again.output
     apkg = next((sample / "dist").glob("*.apkg"))
+    before = {path: path.stat().st_mtime_ns for path in (apkg, sample / "deckbuild.lock")}
+    # Forced on unchanged sources: it builds, and says so, though every byte is what it was.
+    forced = runner.invoke(main, ["build", "--force", "-C", str(sample)])
+    assert forced.exit_code == 0 and forced.stdout.startswith("built, unchanged: "), forced.output
+    assert "(0 notes changed since the last build)" in forced.stdout
+    assert {path: path.stat().st_mtime_ns for path in before} == before
+    # So does a build whose edit changes no output (a comment).
+    card_file = next((sample / "cards").glob("*.yaml"))
+    card_file.write_text("# a comment\n" + card_file.read_text("utf-8"), "utf-8")
+    commented = runner.invoke(main, ["build", "-C", str(sample)])
+    assert commented.exit_code == 0 and commented.stdout.startswith("built, unchanged: "), commented.output
     data = apkg.read_bytes()
     apkg.unlink()  # a deleted output is rebuilt
     assert up_to_date(sample) is None
