@@ -61,13 +61,15 @@ class StagedWrites:
     """Several files replaced together, all of them or none (see the module docstring).
 
     `root`: the project; with it the commit writes a journal that survives a kill, and
-    `command` names what is recorded there (build, release, import).  Use as a context
-    manager and call `commit()` at the end of the block; leaving the block removes every
-    temp file that was not committed.
+    `command` names what is recorded there (build, release, import).  `sync=False`: the
+    temp files are not fsynced (see atomic_write_bytes).  Use as a context manager and call
+    `commit()` at the end of the block; leaving the block removes every temp file that was
+    not committed.
     """
 
     root: Path | None = None
     command: str = "write"
+    sync: bool = True
     _staged: list[_Entry] = field(default_factory=list)
     _made: list[Path] = field(default_factory=list)  # folders created for the targets, outermost first
 
@@ -87,8 +89,9 @@ class StagedWrites:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+                if self.sync:
+                    handle.flush()
+                    os.fsync(handle.fileno())
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
@@ -103,7 +106,10 @@ class StagedWrites:
         """Keep every old target under a backup, write the journal, rename every staged file into place."""
         if not self._staged:
             return
-        for entry in self._staged:
+        # A backup serves to put a target back when a later rename fails, or after a kill (the
+        # journal): one file without a journal has neither, and os.replace leaves it whole.
+        lone = self.root is None and len(self._staged) == 1
+        for entry in () if lone else self._staged:
             if entry.target.is_file():
                 entry.backup = entry.temp.with_name(entry.temp.name[: -len(".tmp")] + ".old")
                 try:
@@ -170,9 +176,15 @@ class StagedWrites:
         self.discard()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """One file replaced whole: a reader sees the old bytes or the new ones, never a part."""
-    with StagedWrites() as writes:
+def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """One file replaced whole: a reader sees the old bytes or the new ones, never a part.
+
+    `sync=False` for a file made again from the sources whenever it is lost or stale (a
+    preview site's pages, which their manifest checks by size and time): renamed into place
+    all the same, without waiting for the disk (0.07 against 0.5 ms a page here, a first
+    serve of 100,000 cards writes that many).
+    """
+    with StagedWrites(sync=sync) as writes:
         writes.stage(path, data, if_changed=False)
         writes.commit()
 

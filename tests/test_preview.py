@@ -90,3 +90,75 @@ def test_cli_reports_source_errors_without_a_traceback(sample: Path) -> None:
     assert result.exit_code == 1
     assert "Traceback" not in result.output and "basics.yaml" in result.output
     assert not (sample / "dist" / "preview").exists()
+
+
+def test_a_build_syncs_every_file_it_writes_and_the_site_only_what_it_cannot_make_again(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's files reach the disk before they replace their targets; the site's pages and
+    media (made again from the sources whenever lost) are renamed into place without waiting for it."""
+    import os
+
+    from deckbuild.commands import build
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    built = build(sample)
+    names = [Path(p).name for p in synced]
+    for target in (sample / "deckbuild.lock", built.path):  # each as its temp file, .<name>.<random>.tmp
+        assert any(name.startswith(f".{target.name}.") and name.endswith(".tmp") for name in names), names
+    synced.clear()
+    out = tmp_path / "site"
+    result = write_preview(sample, out)
+    pages = list((out / "cards").iterdir()) + list((out / "media").iterdir())
+    assert result.cards == len(list((out / "cards").iterdir())) == 9
+    assert not [p for p in synced if str(out) in p and ("/cards/" in p or "/media/" in p)], synced
+    assert len(synced) < len(pages), synced  # the marker and the manifest at most
+    assert not [p for p in out.rglob("*") if p.name.endswith((".tmp", ".old"))]
+
+
+def test_a_lone_write_whose_rename_fails_leaves_the_old_bytes_and_nothing_beside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One file replaced without a journal keeps no backup: os.replace fails whole, so there is
+    nothing to put back, and the temp file goes.  With a project (a journal, which a kill leaves
+    for recovery to put the old bytes back from their backup), one file keeps its backup."""
+    import os
+
+    from deckbuild.errors import WriteFailed
+    from deckbuild.writer import StagedWrites, atomic_write_bytes
+
+    site = tmp_path / "site"
+    site.mkdir()
+    target = site / "page.html"
+    target.write_bytes(b"old")
+    linked: list[str] = []
+    real_link = os.link
+    monkeypatch.setattr(os, "link", lambda a, b: linked.append(Path(b).name) or real_link(a, b))
+    atomic_write_bytes(target, b"new", sync=False)
+    assert target.read_bytes() == b"new" and linked == []
+    assert sorted(p.name for p in site.iterdir()) == ["page.html"]
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "deckbuild.lock").write_bytes(b"old")
+    with StagedWrites(root=project, command="build") as writes:
+        writes.stage(project / "deckbuild.lock", b"new")
+        writes.commit()
+    assert (project / "deckbuild.lock").read_bytes() == b"new"
+    assert len(linked) == 1 and linked[0].startswith(".deckbuild.lock.") and linked[0].endswith(".old"), linked
+
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(1, "Operation not permitted", dst)
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(WriteFailed):
+        atomic_write_bytes(target, b"newer")
+    assert target.read_bytes() == b"new"
+    assert sorted(p.name for p in site.iterdir()) == ["page.html"]

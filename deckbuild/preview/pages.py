@@ -56,7 +56,9 @@ class SiteWriter:
         if entry is None:
             self.renamed = True
         make_folder(path.parent)
-        atomic_write_bytes(path, data)  # a server reading the page meanwhile sees the old or the new one
+        # A server reading the page meanwhile sees the old or the new one; not synced (the
+        # manifest's size and time of a page a crash lost make the next run write it again).
+        atomic_write_bytes(path, data, sync=False)
         self.seen[rel] = [digest, *(self._stat(path) or [])]
         self.written.append(rel)
 
