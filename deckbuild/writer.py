@@ -45,6 +45,18 @@ FAULT_ENV = "DECKBUILD_FAULT"
 STAGING_PREFIX = ".deckbuild-staging-"
 
 
+def _read_umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+# Read once, on import, before any thread of this process creates files: reading the umask
+# means setting it, and a file or folder another thread made in that moment (serve writes
+# the package beside the next save's pages) would get no umask at all, writable by anyone.
+_UMASK = _read_umask()
+
+
 def journal_path(root: Path) -> Path:
     return root / CACHE_DIR / JOURNAL
 
@@ -92,9 +104,7 @@ class StagedWrites:
                 if self.sync:
                     handle.flush()
                     os.fsync(handle.fileno())
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+            os.chmod(tmp, 0o666 & ~_UMASK)  # as open() would make it (mkstemp makes it 0o600)
         except OSError as exc:
             raise WriteFailed(path, exc.strerror or str(exc), "stage") from None
         return True

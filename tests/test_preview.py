@@ -96,7 +96,9 @@ def test_a_build_syncs_every_file_it_writes_and_the_site_only_what_it_cannot_mak
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The project's files reach the disk before they replace their targets; the site's pages and
-    media (made again from the sources whenever lost) are renamed into place without waiting for it."""
+    media (made again from the sources whenever lost) are renamed into place without waiting for
+    it.  Every file gets the mode open() would give it under the process's umask, which no write
+    sets (reading it means setting it: a file another thread made meanwhile would get none)."""
     import os
 
     from deckbuild.commands import build
@@ -108,7 +110,10 @@ def test_a_build_syncs_every_file_it_writes_and_the_site_only_what_it_cannot_mak
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         real(fd)
 
+    umask = os.umask(0o022)
+    os.umask(umask)
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "umask", lambda mask: pytest.fail(f"umask({mask:o}) while writing"))
     built = build(sample)
     names = [Path(p).name for p in synced]
     for target in (sample / "deckbuild.lock", built.path):  # each as its temp file, .<name>.<random>.tmp
@@ -116,11 +121,13 @@ def test_a_build_syncs_every_file_it_writes_and_the_site_only_what_it_cannot_mak
     synced.clear()
     out = tmp_path / "site"
     result = write_preview(sample, out)
-    pages = list((out / "cards").iterdir()) + list((out / "media").iterdir())
-    assert result.cards == len(list((out / "cards").iterdir())) == 9
+    pages = [*(out / "cards").iterdir(), *(out / "media").iterdir()]
+    assert result.cards == 9 and len(pages) == 11
     assert not [p for p in synced if str(out) in p and ("/cards/" in p or "/media/" in p)], synced
     assert len(synced) < len(pages), synced  # the marker and the manifest at most
     assert not [p for p in out.rglob("*") if p.name.endswith((".tmp", ".old"))]
+    for path in [*pages, built.path, sample / "deckbuild.lock"]:
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path
 
 
 def test_a_lone_write_whose_rename_fails_leaves_the_old_bytes_and_nothing_beside(
