@@ -130,27 +130,30 @@ def test_a_build_syncs_every_file_it_writes_and_the_site_only_what_it_cannot_mak
         assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path
 
 
-def test_a_lone_write_whose_rename_fails_leaves_the_old_bytes_and_nothing_beside(
+def test_a_page_or_a_lone_file_whose_rename_fails_keeps_its_old_bytes_and_nothing_beside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One file replaced without a journal keeps no backup: os.replace fails whole, so there is
-    nothing to put back, and the temp file goes.  With a project (a journal, which a kill leaves
-    for recovery to put the old bytes back from their backup), one file keeps its backup."""
+    """A site's page, and one file replaced without a journal, keep no backup: os.replace fails
+    whole, so there is nothing to put back, and the temp file goes.  With a project (a journal,
+    which a kill leaves for recovery to put the old bytes back from their backup), one file
+    keeps its backup."""
     import os
 
     from deckbuild.errors import WriteFailed
-    from deckbuild.writer import StagedWrites, atomic_write_bytes
+    from deckbuild.writer import StagedWrites, atomic_write_bytes, replace_page
 
     site = tmp_path / "site"
     site.mkdir()
-    target = site / "page.html"
-    target.write_bytes(b"old")
+    page, other = site / "page.html", site / "other.txt"
+    page.write_bytes(b"old")
     linked: list[str] = []
     real_link = os.link
     monkeypatch.setattr(os, "link", lambda a, b: linked.append(Path(b).name) or real_link(a, b))
-    atomic_write_bytes(target, b"new", sync=False)
-    assert target.read_bytes() == b"new" and linked == []
-    assert sorted(p.name for p in site.iterdir()) == ["page.html"]
+    replace_page(page, b"new" * 100_000)
+    atomic_write_bytes(other, b"other")
+    replace_page(site / "empty.html", b"")
+    assert page.read_bytes() == b"new" * 100_000 and other.read_bytes() == b"other" and linked == []
+    assert sorted(p.name for p in site.iterdir()) == ["empty.html", "other.txt", "page.html"]
 
     project = tmp_path / "project"
     project.mkdir()
@@ -165,7 +168,9 @@ def test_a_lone_write_whose_rename_fails_leaves_the_old_bytes_and_nothing_beside
         raise PermissionError(1, "Operation not permitted", dst)
 
     monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(WriteFailed, match="page.html"):
+        replace_page(page, b"newer")
     with pytest.raises(WriteFailed):
-        atomic_write_bytes(target, b"newer")
-    assert target.read_bytes() == b"new"
-    assert sorted(p.name for p in site.iterdir()) == ["page.html"]
+        atomic_write_bytes(other, b"newer")
+    assert page.read_bytes() == b"new" * 100_000 and other.read_bytes() == b"other"
+    assert sorted(p.name for p in site.iterdir()) == ["empty.html", "other.txt", "page.html"]

@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from deckbuild.writer import atomic_write_bytes, make_folder, remove_file
+from deckbuild.writer import atomic_write_bytes, make_folder, remove_file, replace_page
 
 MANIFEST = "preview-pages.json"
 
@@ -31,6 +31,7 @@ class SiteWriter:
         self._dropped: set[str] | None = set() if known is not None else None
         self.written: list[str] = []
         self.renamed = False  # a file was added or dropped: the manifest's names changed
+        self._folders: set[Path] = set()  # the folders this writer made sure of
         if known is None and manifest is not None and manifest.is_file():
             try:
                 data = json.loads(manifest.read_text(encoding="utf-8"))
@@ -55,10 +56,12 @@ class SiteWriter:
             return
         if entry is None:
             self.renamed = True
-        make_folder(path.parent)
+        if path.parent not in self._folders:
+            make_folder(path.parent)
+            self._folders.add(path.parent)
         # A server reading the page meanwhile sees the old or the new one; not synced (the
         # manifest's size and time of a page a crash lost make the next run write it again).
-        atomic_write_bytes(path, data, sync=False)
+        replace_page(path, data)
         self.seen[rel] = [digest, *(self._stat(path) or [])]
         self.written.append(rel)
 
