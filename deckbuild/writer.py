@@ -203,6 +203,7 @@ def replace_page(path: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _failed(path, exc, "create") from None
+    step = "stage"  # as a project's transaction names its steps (WriteFailed: E167, then E162)
     try:
         try:
             rest = memoryview(data)
@@ -211,10 +212,11 @@ def replace_page(path: Path, data: bytes) -> None:
             os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would make it (mkstemp makes it 0o600)
         finally:
             os.close(fd)
+        step = "replace"
         os.replace(tmp, path)
     except OSError as exc:
         _remove(Path(tmp))
-        raise _failed(path, exc, "replace") from None
+        raise _failed(path, exc, step) from None
 
 
 def make_folder(path: Path) -> None:

@@ -137,6 +137,7 @@ def test_a_page_or_a_lone_file_whose_rename_fails_keeps_its_old_bytes_and_nothin
     whole, so there is nothing to put back, and the temp file goes.  With a project (a journal,
     which a kill leaves for recovery to put the old bytes back from their backup), one file
     keeps its backup."""
+    import errno
     import os
 
     from deckbuild.errors import WriteFailed
@@ -167,9 +168,28 @@ def test_a_page_or_a_lone_file_whose_rename_fails_keeps_its_old_bytes_and_nothin
     def refuse(src: str, dst: str) -> None:
         raise PermissionError(1, "Operation not permitted", dst)
 
-    monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(WriteFailed, match="page.html"):
+    real_replace = os.replace
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    real_write = os.write
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(WriteFailed) as full:  # as a project's file: E167, free disk space
         replace_page(page, b"newer")
+    assert [p.code for p in full.value.problems()] == ["E167"] and "free disk space" in str(full.value)
+    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(WriteFailed, match="page.html") as refused:
+        replace_page(page, b"newer")
+    assert [p.code for p in refused.value.problems()] == ["E162"]
+    (site / "folder.html").mkdir()
+    monkeypatch.setattr(os, "replace", real_replace)
+    with pytest.raises(WriteFailed) as in_the_way:
+        replace_page(site / "folder.html", b"page")
+    assert [p.code for p in in_the_way.value.problems()] == ["E166"]
+    (site / "folder.html").rmdir()
+    monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(WriteFailed):
         atomic_write_bytes(other, b"newer")
     assert page.read_bytes() == b"new" * 100_000 and other.read_bytes() == b"other"
