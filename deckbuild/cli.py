@@ -97,8 +97,8 @@ def build(
         if warnings:  # as `check` reports them: a successful build must not hide them
             report(warnings)
             click.echo(f"{len(warnings)} warning(s)", err=True)
-        # Not written yet built (--force, or an edit that changes no output byte): said so, not
-        # "up to date", which means the last build was taken as it is.
+        # Built, but nothing to write (--force, or an edit that changes no output byte): said so,
+        # not "up to date", which means the last build was taken as it is.
         state = "wrote" if result.written else "up to date:" if result.plan.up_to_date else "built, unchanged:"
         changed = result.changed_line
         click.echo(
