@@ -305,15 +305,14 @@ def write_package(
         note_ids.clear()
         first = next(ids.row_ids(timestamp))
         cards = row_copy.insert_rows(cursor, notes, runs, first, note_ids, make, _CARD_SQL, source)
+        # What this build's notes need, for the next build.  The copied notes' cards are those of
+        # the last package, whose ordinals card_ords holds: kept, those of the notes that left dropped.
         if source is not None:
-            # The copied notes' cards are those of the last package, whose ordinals card_ords
-            # holds: kept, with the ordinals of the notes that left dropped, and the made ones'.
             for content, notetype in map(row_copy.content_and_type, row_copy.gone(runs, source)):
                 card_ords.pop(f"{model_keys.get(notetype)}:{content}", None)
-            card_ords.update(used_ords)
         else:
-            card_ords.clear()  # what this build's notes need, for the next build
-            card_ords.update(used_ords)
+            card_ords.clear()
+        card_ords.update(used_ords)
         for statement in indexes:
             cursor.execute(statement)
         if checkpoint is not None:
