@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from deckbuild.card_entry import card_from
 from deckbuild.errors import Location, Problem
+from deckbuild.incremental import splice
 from deckbuild.layout import CARDS_DIR
 from deckbuild.model import Card
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from deckbuild.incremental.cache import BuildCache
+    from deckbuild.incremental.parallel import Job
 
 FILE_KEYS = ("deck", "cards")
 """The mapping form of a card file: {deck: <subdeck for all its cards>, cards: [...]}."""
@@ -72,16 +74,19 @@ def load_cards(
         else:
             todo.append((len(results), key, (path, display, raw)))
         results.append(None)
+    keep = prerender and cache is not None
+    if keep:  # an edited file whose last parse the cache keeps: only what changed is parsed again
+        assert cache is not None
+        todo = [entry for entry in todo if not _spliced(cache, entry, results)]
     # Read back from the cache while the workers parse: unless this process keeps the cache's
     # values in memory (serve), where reading them back takes no time.
     beside = sum(len(job[2] or b"") for _i, _key, job in cached) if cache is not None and cache.memo() is None else 0
     jobs_todo = [job for _i, _key, job in todo]
     workers, alongside = parallel.worth_it(jobs_todo, jobs, beside)
-    keep = prerender and cache is not None
     parsing: contextlib.AbstractContextManager[Iterator[parallel.Parsed]] = (
         parallel.parsing(jobs_todo, workers, keep, keep and not alongside, _load_file)
         if workers
-        else contextlib.nullcontext((*_load_file(*job), {}, None, None, None) for job in jobs_todo)
+        else contextlib.nullcontext((*_load_file(*job), {}, None, None, None, None) for job in jobs_todo)
     )
     with parsing as parsed:
         for index, key, job in cached:
@@ -91,12 +96,19 @@ def load_cards(
                 file_cards, file_problems = _load_file(*job)
                 cache.store_parsed(key, file_cards, file_problems)
                 results[index] = (file_cards, file_problems)
-        for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts) in zip(todo, parsed, strict=True):
+        for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts, segments) in zip(
+            todo, parsed, strict=True
+        ):
             if cache is not None:
                 if key is not None:
                     cache.store_parsed(key, file_cards, file_problems, digests, encoded)
                     if facts is not None:
                         cache.add_file_facts(job[1], facts)
+                    if keep and segments is None and job[2] is not None and not file_problems:  # parsed here
+                        text = decode_text(job[2], job[1])[0]
+                        segments = splice.spans(text, file_cards, file_problems) if text is not None else None
+                    if segments is not None:
+                        splice.remember(cache, job[1], key, segments)
                 cache.add_rendered(rendered)
             results[index] = (file_cards, file_problems)
     cards: list[Card] = []
@@ -105,6 +117,24 @@ def load_cards(
         cards.extend(result[0])
         problems.extend(result[1])
     return cards, problems
+
+
+def _spliced(
+    cache: BuildCache, entry: tuple[int, bytes | None, Job], results: list[tuple[list[Card], list[Problem]] | None]
+) -> bool:
+    """Whether the file of `entry` was parsed by splicing its edit into its last parse (splice.py)."""
+    index, key, (_path, display, raw) = entry
+    if key is None or raw is None:
+        return False
+    found = splice.reparse(cache, display, raw, key, load_text)
+    if found is None:
+        return False
+    cache.store_parsed(key, found.cards, [], found.digests, found.encoded)
+    cache.add_file_facts(display, found.facts)
+    if found.spans is not None:
+        splice.remember(cache, display, key, found.spans)
+    results[index] = (found.cards, [])
+    return True
 
 
 def _cacheable_bytes(path: Path) -> bytes | None:
@@ -123,16 +153,25 @@ def _cacheable_bytes(path: Path) -> bytes | None:
 
 def _load_file(path: Path, display: str, raw: bytes | None) -> tuple[list[Card], list[Problem]]:
     """One card file -> its cards and problems; `raw` is its bytes if already read."""
-    cards: list[Card] = []
-    problems: list[Problem] = []
     if raw is None:
         data, file_problems = load_yaml(path, display)
     else:
         text, file_problems = decode_text(raw, display)
         if text is not None:
-            data, file_problems = parse_yaml(text, display)
-        else:
-            data = None
+            return load_text(text, display)
+        data = None
+    return _cards_of(data, file_problems, display)
+
+
+def load_text(text: str, display: str) -> tuple[list[Card], list[Problem]]:
+    """A card file's decoded text -> its cards and problems (_load_file after reading)."""
+    data, file_problems = parse_yaml(text, display)
+    return _cards_of(data, file_problems, display)
+
+
+def _cards_of(data: object, file_problems: list[Problem], display: str) -> tuple[list[Card], list[Problem]]:
+    cards: list[Card] = []
+    problems: list[Problem] = []
     problems.extend(file_problems)
     if data is None:
         return cards, problems  # empty file (allowed) or unreadable (already reported)

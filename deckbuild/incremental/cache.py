@@ -13,7 +13,8 @@ changes one file.  So a build keeps, in one SQLite file:
 - per note: the card ordinals genanki gives it (package.py), keyed by its note type's
   content and the note's content hash;
 - per card file: its notes' keys and what else they were rendered from (NoteReuse takes an
-  unchanged file's notes whole), keyed as its parse.
+  unchanged file's notes whole), keyed as its parse;
+- per card file path: its last parse's key and segments (splice.py parses an edit's chunk).
 
 The whole file is wiped when the code hash (stored in it) changes.
 
@@ -33,7 +34,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from deckbuild.errors import Problem, WriteFailed
 from deckbuild.incremental import cache_db
@@ -55,12 +56,11 @@ from deckbuild.incremental.memo import Memo, card_key
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
 from deckbuild.model import Card, RenderedNote
+from deckbuild.validate import CardFacts
 from deckbuild.writer import make_folder, move_into_place, remove_empty_folder, remove_file
 
-if TYPE_CHECKING:
-    from deckbuild.validate import CardFacts
-
 FEW_KEYS = 1000  # notes looked up one by one rather than by a scan of the notes table
+Entries = Literal["files", "splices"]
 
 
 class BuildCache:
@@ -191,15 +191,17 @@ class BuildCache:
             self.store_file_facts(path, fresh)
             return fresh
         key = self._file_keys.get(path)
-        if self._memo is not None and key is not None:
+        return self.kept_facts(key, count) if key is not None else None
+
+    def kept_facts(self, key: bytes, count: int) -> list[CardFacts] | None:
+        """The facts of the `count` cards of the card file parsed under `key`, or None."""
+        if self._memo is not None:
             kept = self._memo.facts.get(key)
             if kept is not None and len(kept) == count:
                 self._used_facts.add(key)
                 return list(kept)
-        if self._conn is None or key is None:
+        if self._conn is None:
             return None
-        from deckbuild.validate import CardFacts
-
         try:
             row = self._conn.execute("SELECT value FROM facts WHERE key = ?", (key,)).fetchone()
             none = CardFacts(())
@@ -246,16 +248,17 @@ class BuildCache:
         """The key of the bytes of the card file at `path` as this build read it (None: not cached)."""
         return self._file_keys.get(path)
 
-    def file_entries(self, keys: Iterable[bytes]) -> dict[bytes, str]:
-        """The entries (JSON) stored under these card files' keys."""
+    def file_entries(self, keys: Iterable[bytes], table: Entries = "files") -> dict[bytes, str]:
+        """The entries (JSON) stored under these card files' keys, or in "splices" their paths (splice.py)."""
         wanted = set(keys)
         self._used_files |= wanted
-        return select_values(self._conn, "files", wanted) if self._conn is not None else {}
+        return select_values(self._conn, table, wanted) if self._conn is not None else {}
 
-    def store_file_entries(self, entries: Mapping[bytes, str]) -> None:
+    def store_file_entries(self, entries: Mapping[bytes, str], table: Entries = "files") -> None:
         if self._writable and self._conn is not None:
             self._used_files.update(entries)
-            store_values(self._conn, "files", entries.items(), self._used_files | set(self._file_keys.values()))
+            keep = {*self._used_files, *self._file_keys.values(), *(path.encode() for path in self._file_keys)}
+            store_values(self._conn, table, entries.items(), keep)  # "splices" is keyed by the paths
 
     # -- Markdown (render.py computes the keys: the text and whether it is inline)
 
@@ -394,12 +397,7 @@ class BuildCache:
     # -- card ordinals of a note (package.py computes the keys)
 
     def card_ords(self) -> dict[str, str]:
-        if self._conn is None:
-            return {}
-        try:
-            self._stored_ords = dict(self._conn.execute("SELECT key, value FROM ords"))
-        except sqlite3.Error:
-            self._stored_ords = {}
+        self._stored_ords = cache_db.read_ords(self._conn) if self._conn is not None else {}
         return dict(self._stored_ords)
 
     def store_card_ords(self, ords: Mapping[str, str]) -> None:

@@ -24,9 +24,10 @@ CREATE TABLE IF NOT EXISTS markdown (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
 CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS splices (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 """.format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in NOTE_FIELDS))
 LOCK_WAIT_MS = 2000
-_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords", "files")
+_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords", "files", "splices")
 
 
 def keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
@@ -107,6 +108,14 @@ def other_code(path: Path) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
+
+
+def read_ords(conn: sqlite3.Connection) -> dict[str, str]:
+    """The ords table (card ordinals by note key), or {} if it cannot be read."""
+    try:
+        return dict(conn.execute("SELECT key, value FROM ords"))
+    except sqlite3.Error:
+        return {}
 
 
 def store_ords(conn: sqlite3.Connection, stored: Mapping[str, str] | None, ords: Mapping[str, str]) -> None:

@@ -152,6 +152,15 @@ def key_locations_text(locations: Mapping[str, Location]) -> str:
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode  # made once: json.dumps with options builds an encoder per call
 
 
+def moved_key_locations(locations: Mapping[str, Location], shift: int) -> KeyLocations:
+    """The same keys' locations `shift` lines further down, kept as text (splice.py)."""
+    raw: dict[str, list[Any]] = json.loads(key_locations_text(locations))
+    for where in raw.values():
+        if where[1] > 0:
+            where[1] += shift
+    return KeyLocations(_COMPACT(raw))
+
+
 # Card fields as positional lists (a 100k-card deck decodes ~2x faster than dicts of names).
 # Plain values (text, flags, tuples of words) need no conversion beyond list -> tuple.
 _CARD_FIELDS = tuple(f.name for f in dataclasses.fields(Card))

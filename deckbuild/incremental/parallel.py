@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.errors import Problem
+from deckbuild.incremental.splice import Spans, spans
 from deckbuild.jobs import default_jobs
 from deckbuild.model import Card
+from deckbuild.yamlload import decode_text
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -54,8 +56,10 @@ Load = Callable[[Path, str, bytes | None], tuple[list[Card], list[Problem]]]
 """One card file's reader (sources.py's), handed in so the workers call it without this
 package importing the reader that starts them."""
 # cards, problems, renderings, card digests, the cache's encoding of the parse, the cards'
-# facts for the deck-wide checks (validate.card_facts)
-Parsed = tuple[list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None, "list[CardFacts] | None"]
+# facts for the deck-wide checks (validate.card_facts), the file's segments (splice.spans)
+Parsed = tuple[
+    list[Card], list[Problem], dict[bytes, str], list[bytes] | None, str | None, "list[CardFacts] | None", "Spans | None"
+]
 
 
 def worth_it(jobs: Sequence[Job], workers: int | None, beside: int = 0) -> tuple[int, bool]:
@@ -92,6 +96,8 @@ def parse_here(load: Load, path: Path, display: str, raw: bytes | None, keep: bo
     from deckbuild.validate import card_facts
 
     cards, problems = load(path, display, raw)
+    text = decode_text(raw, display)[0] if keep and raw is not None and not problems else None
+    file_spans = spans(text, cards, problems) if text is not None else None
     digests = [card_digest(card) for card in cards] if keep else None
     rendered = prerender_texts(cards) if keep and render else {}
     # A pure function of each card (and the parent's slowest check at 100k cards), computed
@@ -109,7 +115,7 @@ def parse_here(load: Load, path: Path, display: str, raw: bytes | None, keep: bo
             encoded = encode_parsed(cards, problems, digests)
         except (TypeError, ValueError):
             encoded = None  # the parent finds out again and does not cache it
-    return cards, problems, rendered, digests, encoded, facts
+    return cards, problems, rendered, digests, encoded, facts, file_spans
 
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:
