@@ -170,6 +170,7 @@ def load_text(text: str, display: str) -> tuple[list[Card], list[Problem]]:
 
 
 def _cards_of(data: object, file_problems: list[Problem], display: str) -> tuple[list[Card], list[Problem]]:
+    """The cards of a card file's YAML values (`data`), after the problems reading them gave."""
     cards: list[Card] = []
     problems: list[Problem] = []
     problems.extend(file_problems)
