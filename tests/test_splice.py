@@ -40,7 +40,7 @@ ANSWERS = st.sampled_from(
     ]
 )
 TAILS = st.sampled_from(["", "\n", "# a comment\n", "\n# a comment between cards\n\n"])
-HEADERS = st.sampled_from(["", "# Topic\n", "\n# Topic\n\n"])
+HEADERS = st.sampled_from(["", "# Topic\n", "\n# Topic\n\n", "---\n", "--- # Topic\n\n"])
 TYPED = st.sampled_from(
     [
         "x",
@@ -241,6 +241,8 @@ def test_what_could_read_on_across_a_card_is_parsed_whole() -> None:
     assert spans(before.replace("What is 2?", "What\ris 2?"), *load_text(before, DISPLAY)) is None
     crlf = before.replace("\n", "\r\n")
     assert spans(crlf, *load_text(crlf, DISPLAY)) is not None
+    started = "---\n" + before  # a file that says where its document starts is cut as usual
+    assert spans(started, *load_text(started, DISPLAY)) is not None
     # The mapping form ({deck:, cards:}) is never cut: its cards are not the file's top level.
     mapping = "deck: Verbs\ncards:\n" + before.removeprefix("# Topic\n")
     cards, problems = load_text(mapping, DISPLAY)

@@ -1,6 +1,6 @@
 """An edited card file parsed again only where it changed.
 
-A card file in list form is a header (comments) and its cards, each starting on a line of its
+A card file in list form is a header (comments, a '---') and its cards, each starting on a line of its
 own that begins with '- ' (a *segment*: from that line to the next card's).  What the cache
 keeps of the last parse of a file is its cards and, per segment, its length and a hash of its
 text.  When the file changes, the segments still equal at its start and at its end are its
@@ -40,7 +40,7 @@ Spans = list[tuple[int, str]]
 LoadText = Callable[[str, str], tuple[list[Card], list[Problem]]]
 """sources.load_text: a card file's text -> its cards and problems (handed in from above)."""
 
-_HEADER_LINE = re.compile(r"[ \t]*(#[^\n]*)?\n?")  # a blank or comment line
+_HEADER_LINE = re.compile(r"(---)?[ \t]*(#[^\n]*)?\n?")  # a blank or comment line, or the document's start
 _OUTSIDE_A_CARD = re.compile(r"^(---|\.\.\.|%)|\ufeff", re.MULTILINE)  # document markers, directives, a BOM
 # Line breaks YAML counts that are not a "\n" (lines are counted here by their "\n"s).
 _OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
