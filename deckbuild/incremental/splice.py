@@ -66,6 +66,7 @@ class Spliced(NamedTuple):
 
 
 def text_hash(text: str) -> str:
+    """A segment's hash: 16 bytes of BLAKE2b, so that no two texts pass for one another."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
