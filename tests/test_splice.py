@@ -40,6 +40,7 @@ ANSWERS = st.sampled_from(
     ]
 )
 TAILS = st.sampled_from(["", "\n", "# a comment\n", "\n# a comment between cards\n\n"])
+ENDINGS = st.sampled_from(["", "", "...\n", "# the end\n", "\n\n", "...\n# after the end\n"])
 HEADERS = st.sampled_from(["", "# Topic\n", "\n# Topic\n\n", "---\n", "--- # Topic\n\n"])
 TYPED = st.sampled_from(
     [
@@ -94,13 +95,16 @@ def _item(n: int, answer: str, tail: str, answer_last: bool = False) -> str:
 def card_files(draw: st.DrawFn) -> str:
     count = draw(st.integers(1, 6))
     items = [_item(n, draw(ANSWERS), draw(TAILS), draw(st.booleans())) for n in range(count)]
-    return draw(HEADERS) + "".join(items)
+    return draw(HEADERS) + "".join(items) + draw(ENDINGS)
 
 
 @st.composite
 def edits(draw: st.DrawFn, text: str) -> str:
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["type", "type", "replace", "add", "remove", "repeat", "lines"]))
+        kind = draw(st.sampled_from(["type", "type", "replace", "add", "remove", "repeat", "lines", "append"]))
+        if kind == "append":  # below the last card
+            text += draw(st.sampled_from([_item(200, draw(ANSWERS), "", draw(st.booleans())), draw(TYPED)]))
+            continue
         starts = [i for i in range(len(text)) if text.startswith("- id:", i) and (i == 0 or text[i - 1] == "\n")]
         if kind in ("type", "replace", "lines") or not starts:
             at = draw(st.integers(0, len(text)))
@@ -243,6 +247,12 @@ def test_what_could_read_on_across_a_card_is_parsed_whole() -> None:
     assert spans(crlf, *load_text(crlf, DISPLAY)) is not None
     started = "---\n" + before  # a file that says where its document starts is cut as usual
     assert spans(started, *load_text(started, DISPLAY)) is not None
+    # A file whose last card is followed by a document end is never cut: a card added below it
+    # would be kept whole by a splice, where the whole file reads "..." as its end and fails.
+    ended = before + "...\n"
+    assert load_text(ended, DISPLAY)[1] == []
+    assert load_text(ended + _item(9, "plain {n}", ""), DISPLAY)[1] != []
+    assert spans(ended, *load_text(ended, DISPLAY)) is None
     # The mapping form ({deck:, cards:}) is never cut: its cards are not the file's top level.
     mapping = "deck: Verbs\ncards:\n" + before.removeprefix("# Topic\n")
     cards, problems = load_text(mapping, DISPLAY)

@@ -11,7 +11,8 @@ This gives what parsing the whole file gives, because nothing in a YAML block se
 across a line that begins with '- ' at the top level: everything open before it is closed by
 it, whatever follows.  The chunk is taken only when that holds on both of its sides -- it
 starts with such a line, the unchanged cards after it start with one, and it holds no
-document marker, directive or byte order mark that would change the document around it, nor
+document marker, directive or byte order mark that would change the document around it (nor
+does any kept card: a document end after the last one ends the file), nor
 a line break other than "\n" (lines are counted by them) -- and only when it parses without
 a single problem (an unclosed quote or bracket is an error
 alone, where the whole file might read on into the next card).  Anything else, and a file
@@ -91,6 +92,8 @@ def spans(text: str, cards: Sequence[Card], problems: Sequence[Problem]) -> Span
         starts.append(position)
     if not _only_comments(text[: starts[0]]):
         return None  # the mapping form ("cards:" above them), or something else around the list
+    if _OUTSIDE_A_CARD.search(text, starts[0]):
+        return None  # a document end after the last card ("..."), say: a card added below it is no card
     bounds = [0, *starts, len(text)]
     return [(end - start, text_hash(text[start:end])) for start, end in zip(bounds, bounds[1:], strict=False)]
 
