@@ -295,3 +295,54 @@ def test_a_rebuild_after_an_edit_splices_and_gives_the_clean_builds_cards(
     assert [c.location.path for c in cards] == [DISPLAY] * 12
     assert cards == expected
     assert [dict(c.key_locations) for c in cards] == [dict(c.key_locations) for c in expected]
+
+
+def test_a_row_naming_another_files_parse_is_not_spliced(tmp_path: Path) -> None:
+    """The cache names each path's last clean parse by its key (the parse's segments are kept
+    under that key): a row that names another file's parse (copied by hand, or by a bug) must
+    not put that file's cards into this one, and one naming an older parse of the same file
+    splices into that one."""
+    import sqlite3
+
+    from deckbuild.incremental.cache import open_cache
+
+    project = tmp_path / "deck"
+    (project / "cards").mkdir(parents=True)
+    (project / "deck.yaml").write_text("name: Splice\nnamespace: splice\n")
+    (project / "cards" / "a.yaml").write_text(_file(4).replace("id: c", "id: a"))
+    (project / "cards" / "b.yaml").write_text(_file(4).replace("id: c", "id: b"))
+    with open_cache(project, writable=True) as cache:
+        load_cards(project, cache, prerender=True)
+        cache.keep()
+    database = sqlite3.connect(project / ".deckbuild-cache" / "cache.sqlite")
+    with database:
+        (first_of_a,) = database.execute("SELECT value FROM splices WHERE key = ?", (b"cards/a.yaml",))
+        (row,) = database.execute("SELECT value FROM splices WHERE key = ?", (b"cards/b.yaml",))
+        database.execute("UPDATE splices SET value = ? WHERE key = ?", (row[0], b"cards/a.yaml"))
+    database.close()
+    # a's text as b's was, but for one card: b's segments match all of it but that card
+    path = project / "cards" / "a.yaml"
+    path.write_text((project / "cards" / "b.yaml").read_text().replace("What is 2?", "What is\n    two?"))
+    with open_cache(project, writable=True) as cache:
+        cards, problems = load_cards(project, cache, prerender=True)
+        cache.keep()
+    clean = tmp_path / "clean"
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns(".deckbuild-cache"))
+    expected, expected_problems = load_cards(clean)
+    assert problems == expected_problems
+    assert [c.location for c in cards] == [c.location for c in expected]
+    assert cards == expected
+    # a's row pointed back at its first parse, not the last: the splice is made against that one
+    with sqlite3.connect(project / ".deckbuild-cache" / "cache.sqlite") as database:
+        database.execute("UPDATE splices SET value = ? WHERE key = ?", (first_of_a[0], b"cards/a.yaml"))
+    database.close()
+    path.write_text(path.read_text().replace("What is 1?", "What is\n    one?"))
+    with open_cache(project, writable=True) as cache:
+        cards, problems = load_cards(project, cache, prerender=True)
+        cache.keep()
+    shutil.rmtree(clean)
+    shutil.copytree(project, clean, ignore=shutil.ignore_patterns(".deckbuild-cache"))
+    expected, expected_problems = load_cards(clean)
+    assert problems == expected_problems
+    assert [dict(c.key_locations) for c in cards] == [dict(c.key_locations) for c in expected]
+    assert cards == expected

@@ -14,7 +14,8 @@ changes one file.  So a build keeps, in one SQLite file:
   content and the note's content hash;
 - per card file: its notes' keys and what else they were rendered from (NoteReuse takes an
   unchanged file's notes whole), keyed as its parse;
-- per card file path: its last parse's key and segments (splice.py parses an edit's chunk).
+- per card file path: the key of its last clean parse, and under that key the parse's
+  segments (splice.py parses an edit's chunk).
 
 The whole file is wiped when the code hash (stored in it) changes.
 

@@ -170,21 +170,24 @@ def reparse(cache: BuildCache, display: str, raw: bytes, key: bytes, load_text: 
     """The parse of the card file `display` (its bytes `raw`, their cache key `key`), spliced
     from the file's last parse without problems that the cache keeps; None when it keeps none
     or it cannot be used."""
-    found = cache.file_entries([display.encode()], "splices").get(display.encode())
-    if found is None:
-        return None
+    # The path names the key of its last clean parse; the segments are kept under that key,
+    # as the parse is, so a parse and its segments always belong together.
+    pointer = cache.file_entries([display.encode()], "splices").get(display.encode())
     try:
-        old_key, old_spans = json.loads(found)
-        last = bytes.fromhex(old_key), [(int(length), str(digest)) for length, digest in old_spans]
+        old_key = bytes.fromhex(pointer) if pointer is not None else key
+        found = cache.file_entries([old_key], "splices").get(old_key) if old_key != key else None
+        if found is None:
+            return None
+        last = old_key, [(int(length), str(digest)) for length, digest in json.loads(found)]
     except (ValueError, TypeError):
-        return None
-    if last[0] == key:
         return None
     parsed = cache.parsed(last[0])
     text, problems = decode_text(raw, display)
     if parsed is None or parsed[1] or text is None or problems:
         return None
     old_cards = parsed[0]
+    if any(card.location.path != display for card in old_cards):
+        return None  # another file's parse (a row that is not ours): never spliced into this one
     result = splice(text, display, Old(last[1], old_cards, cache.kept_facts(last[0], len(old_cards))), load_text)
     if result is None:
         return None
@@ -202,8 +205,9 @@ def reparse(cache: BuildCache, display: str, raw: bytes, key: bytes, load_text: 
 
 
 def remember(cache: BuildCache, display: str, key: bytes, file_spans: Spans) -> None:
-    """Keep `file_spans` as the segments of the parse stored under `key` of the file at `display`."""
-    cache.store_file_entries({display.encode(): json.dumps([key.hex(), file_spans])}, "splices")
+    """Keep `file_spans` as the segments of the parse stored under `key`, the last clean parse
+    of the file at `display`."""
+    cache.store_file_entries({display.encode(): key.hex(), key: json.dumps(file_spans)}, "splices")
 
 
 def _line_start(text: str, offset: int) -> bool:
