@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from deckbuild.incremental.cache import BuildCache
-    from deckbuild.incremental.parallel import Job
+    from deckbuild.incremental.parallel import Job, Parsed
 
 FILE_KEYS = ("deck", "cards")
 """The mapping form of a card file: {deck: <subdeck for all its cards>, cards: [...]}."""
@@ -86,7 +86,7 @@ def load_cards(
     parsing: contextlib.AbstractContextManager[Iterator[parallel.Parsed]] = (
         parallel.parsing(jobs_todo, workers, keep, keep and not alongside, _load_file)
         if workers
-        else contextlib.nullcontext((*_load_file(*job), {}, None, None, None, None) for job in jobs_todo)
+        else contextlib.nullcontext(_parsed_here(job, keep) for job in jobs_todo)
     )
     with parsing as parsed:
         for index, key, job in cached:
@@ -104,9 +104,6 @@ def load_cards(
                     cache.store_parsed(key, file_cards, file_problems, digests, encoded)
                     if facts is not None:
                         cache.add_file_facts(job[1], facts)
-                    if keep and segments is None and job[2] is not None and not file_problems:  # parsed here
-                        text = decode_text(job[2], job[1])[0]
-                        segments = splice.spans(text, file_cards, file_problems) if text is not None else None
                     if segments is not None:
                         splice.remember(cache, job[1], key, segments)
                 cache.add_rendered(rendered)
@@ -117,6 +114,13 @@ def load_cards(
         cards.extend(result[0])
         problems.extend(result[1])
     return cards, problems
+
+
+def _parsed_here(job: Job, keep: bool) -> Parsed:
+    """One file parsed in this process, as a worker hands it back: with its segments to keep
+    (serve parses an edited file here), without what only a first build's workers compute."""
+    cards, problems = _load_file(*job)
+    return cards, problems, {}, None, None, None, splice.file_spans(job[2], job[1], cards, problems) if keep else None
 
 
 def _spliced(

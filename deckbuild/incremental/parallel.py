@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deckbuild.errors import Problem
-from deckbuild.incremental.splice import Spans, spans
+from deckbuild.incremental.splice import Spans, file_spans
 from deckbuild.jobs import default_jobs
 from deckbuild.model import Card
-from deckbuild.yamlload import decode_text
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -96,8 +95,7 @@ def parse_here(load: Load, path: Path, display: str, raw: bytes | None, keep: bo
     from deckbuild.validate import card_facts
 
     cards, problems = load(path, display, raw)
-    text = decode_text(raw, display)[0] if keep and raw is not None and not problems else None
-    file_spans = spans(text, cards, problems) if text is not None else None
+    segments = file_spans(raw, display, cards, problems) if keep else None
     digests = [card_digest(card) for card in cards] if keep else None
     rendered = prerender_texts(cards) if keep and render else {}
     # A pure function of each card (and the parent's slowest check at 100k cards), computed
@@ -115,7 +113,7 @@ def parse_here(load: Load, path: Path, display: str, raw: bytes | None, keep: bo
             encoded = encode_parsed(cards, problems, digests)
         except (TypeError, ValueError):
             encoded = None  # the parent finds out again and does not cache it
-    return cards, problems, rendered, digests, encoded, facts, file_spans
+    return cards, problems, rendered, digests, encoded, facts, segments
 
 
 def prerender_texts(cards: Sequence[Card]) -> dict[bytes, str]:

@@ -98,6 +98,12 @@ def spans(text: str, cards: Sequence[Card], problems: Sequence[Problem]) -> Span
     return [(end - start, text_hash(text[start:end])) for start, end in zip(bounds, bounds[1:], strict=False)]
 
 
+def file_spans(raw: bytes | None, display: str, cards: Sequence[Card], problems: Sequence[Problem]) -> Spans | None:
+    """spans() of a card file from its bytes, as its parse read them (None: not read from bytes)."""
+    text = decode_text(raw, display)[0] if raw is not None and not problems else None
+    return spans(text, cards, problems) if text is not None else None
+
+
 def _only_comments(header: str) -> bool:
     position = 0
     while position < len(header):
@@ -173,22 +179,24 @@ def reparse(cache: BuildCache, display: str, raw: bytes, key: bytes, load_text: 
     # The path names the key of its last clean parse; the segments are kept under that key,
     # as the parse is, so a parse and its segments always belong together.
     pointer = cache.file_entries([display.encode()], "splices").get(display.encode())
+    if pointer is None:
+        return None
     try:
-        old_key = bytes.fromhex(pointer) if pointer is not None else key
+        old_key = bytes.fromhex(pointer)
         found = cache.file_entries([old_key], "splices").get(old_key) if old_key != key else None
         if found is None:
             return None
-        last = old_key, [(int(length), str(digest)) for length, digest in json.loads(found)]
+        old_spans = [(int(length), str(digest)) for length, digest in json.loads(found)]
     except (ValueError, TypeError):
         return None
-    parsed = cache.parsed(last[0])
+    parsed = cache.parsed(old_key)
     text, problems = decode_text(raw, display)
     if parsed is None or parsed[1] or text is None or problems:
         return None
     old_cards = parsed[0]
     if any(card.location.path != display for card in old_cards):
         return None  # another file's parse (a row that is not ours): never spliced into this one
-    result = splice(text, display, Old(last[1], old_cards, cache.kept_facts(last[0], len(old_cards))), load_text)
+    result = splice(text, display, Old(old_spans, old_cards, cache.kept_facts(old_key, len(old_cards))), load_text)
     if result is None:
         return None
     old_digests = [cache.digest(card) for card in old_cards]
