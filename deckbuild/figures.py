@@ -17,9 +17,13 @@ import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deckbuild.errors import Problem, ProjectInvalid
 from deckbuild.model import Card, MediaFile, Progress
+
+if TYPE_CHECKING:
+    from deckbuild.diagrams.registry import ScanStore
 
 # A card's `diagram:` key, at the start of a line (block style, the format's own): what
 # start_early looks for.  Missing a card written otherwise only costs that head start.
@@ -66,13 +70,14 @@ def _any_drawn(folder: Path) -> bool:
         return False
 
 
-def diagram_problems(root: Path, cards: Sequence[Card]) -> list[Problem]:
+def diagram_problems(root: Path, cards: Sequence[Card], store: ScanStore | None = None) -> list[Problem]:
     """E280-E282 (and E130): a card's diagram spec against the project's generators, read
-    statically from diagrams/ (nothing is imported or run); E285: a generator that cannot be read."""
+    statically from diagrams/ (nothing is imported or run); E285: a generator that cannot be read.
+    `store`: the build cache, which keeps each generator file's reading for the next build."""
     from deckbuild.diagrams.registry import project_registry
     from deckbuild.diagrams.validation import validate
 
-    registry = project_registry(root)
+    registry = project_registry(root, store)
     problems = list(registry.problems)
     for card in cards:
         if card.figure is not None and card.figure.diagram:

@@ -197,7 +197,7 @@ def _plan(
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
     problems += image_problems
-    problems += diagram_problems(root, cards)  # the project's diagrams/, read without running it
+    problems += diagram_problems(root, cards, cache)  # the project's diagrams/, read without running it
     if config is not None:
         releasing = goal == "release"
         problems += check_guids(config.namespace, cards)

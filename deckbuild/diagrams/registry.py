@@ -14,12 +14,14 @@ the style's back (a backend, pyplot's global state).
 from __future__ import annotations
 
 import ast
-import functools
+import hashlib
+import json
+import operator
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from deckbuild.errors import Location, Problem
 from deckbuild.layout import DIAGRAMS_DIR
@@ -179,14 +181,13 @@ class _Unreadable(Exception):
         self.message = message
 
 
-def _scan_file(path: Path, rel: str) -> tuple[list[DiagramInfo], list[Problem]]:
+def _scan_file(path: Path, rel: str, source: bytes) -> tuple[list[DiagramInfo], list[Problem]]:
     try:
-        source = path.read_bytes()
         tree = ast.parse(source, filename=rel)
     except SyntaxError as exc:
         where = Location(rel, exc.lineno or 1, exc.offset or 1)
         return [], [Problem(where, "E285", f"generator file does not parse: {exc.msg}; fix the Python syntax")]
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         return [], [Problem(Location(rel, 1, 1), "E285", f"generator file cannot be read: {exc}")]
     found: list[DiagramInfo] = []
     problems = [
@@ -234,17 +235,47 @@ def _module_level_imports(body: list[ast.stmt]) -> list[tuple[ast.stmt, str]]:
     return found
 
 
-def scan(folder: Path, root: Path) -> Registry:
-    """Every generator in folder/*.py (sorted by file), names relative to root."""
+class ScanStore(Protocol):
+    """Where a build keeps each generator file's scan between processes (incremental/cache.py)."""
+
+    def file_entries(self, keys: Iterable[bytes], table: Literal["generators"]) -> dict[bytes, str]: ...
+
+    def store_file_entries(self, entries: Mapping[bytes, str], table: Literal["generators"]) -> None: ...
+
+
+def scan(folder: Path, root: Path, store: ScanStore | None = None) -> Registry:
+    """Every generator in folder/*.py (sorted by file), names relative to root.
+
+    `store`: the scans of files whose bytes an earlier build read, taken back instead of
+    parsed (reading a project's generators with ast is a fifth of a small deck's rebuild).
+    """
     try:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".py" and p.is_file())
     except OSError:
         return Registry({})
-    diagrams: dict[str, DiagramInfo] = {}
-    problems: list[Problem] = []
+    read: list[tuple[Path, str, bytes | str, bytes]] = []  # each file's bytes, or why it cannot be read
     for path in files:
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
-        found, file_problems = _scan_file(path.resolve(), rel)
+        resolved = path.resolve()
+        try:
+            source: bytes | str = resolved.read_bytes()
+        except OSError as exc:
+            source = str(exc)
+        read.append((resolved, rel, source, _scan_key(resolved, rel, source) if isinstance(source, bytes) else b""))
+    kept = store.file_entries([key for *_f, key in read if key], "generators") if store is not None else {}
+    fresh: dict[bytes, str] = {}
+    diagrams: dict[str, DiagramInfo] = {}
+    problems: list[Problem] = []
+    for resolved, rel, source, key in read:
+        if isinstance(source, str):
+            problems.append(Problem(Location(rel, 1, 1), "E285", f"generator file cannot be read: {source}"))
+            continue
+        scanned = _decode_scan(kept[key], resolved, rel) if key in kept else None
+        if scanned is None:
+            scanned = _scan_file(resolved, rel, source)
+            if (text := _encode_scan(*scanned)) is not None:
+                fresh[key] = text
+        found, file_problems = scanned
         problems += file_problems
         for info in found:
             if info.name in diagrams:
@@ -258,7 +289,66 @@ def scan(folder: Path, root: Path) -> Registry:
                 )
                 continue
             diagrams[info.name] = info
+    if store is not None and fresh:
+        store.store_file_entries(fresh, "generators")
     return Registry(diagrams, tuple(problems))
+
+
+# -- a generator file's scan as the build cache keeps it (JSON: it can only ever hold data)
+
+
+def _scan_key(path: Path, rel: str, source: bytes) -> bytes:
+    """The file's scan depends on its bytes and on the names it is read under (DiagramInfo)."""
+    names = f"generators\0{path}\0{rel}\0".encode()
+    return hashlib.blake2b(names + source, digest_size=16).digest()
+
+
+_PLAIN = (str, int, float, bool)
+_KEPT_FIELDS = operator.attrgetter("name", "title", "function", "defaults", "types", "illustrative", "cost", "time_limit")
+
+
+def _encode_scan(found: list[DiagramInfo], problems: list[Problem]) -> str | None:
+    """None if a value would not come back from JSON as it is (a default of another type)."""
+    if any(not all(type(v) in _PLAIN for v in info.defaults.values()) for info in found):
+        return None
+    if any(p.severity != "error" or p.subject for p in problems):  # kept as errors, without a subject
+        return None
+    return json.dumps(
+        {
+            "found": [[*_KEPT_FIELDS(i), i.where.line, i.where.col] for i in found],
+            "problems": [[p.location.line, p.location.col, p.code, p.message] for p in problems],
+        }
+    )
+
+
+def _decode_scan(text: str, path: Path, rel: str) -> tuple[list[DiagramInfo], list[Problem]] | None:
+    """The scan _encode_scan wrote, or None if the text is not one (then the file is read again)."""
+    try:
+        data = json.loads(text)
+        found = []
+        for name, title, function, defaults, types, illustrative, cost, time_limit, line, col in data["found"]:
+            texts = (name, title, function, *defaults, *types, *types.values())
+            if not all(type(v) is str for v in texts) or not all(type(v) in _PLAIN for v in defaults.values()):
+                return None
+            if type(illustrative) is not bool or type(cost) is not int or type(time_limit) is not float:
+                return None
+            found.append(
+                DiagramInfo(name, title, path, function, defaults, types, illustrative, cost, time_limit, _at(rel, line, col))
+            )
+        problems = []
+        for line, col, code, message in data["problems"]:
+            if not all(type(v) is str for v in (code, message)):
+                return None
+            problems.append(Problem(_at(rel, line, col), code, message))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return found, problems
+
+
+def _at(rel: str, line: object, col: object) -> Location:
+    if type(line) is not int or type(col) is not int:
+        raise TypeError("a location's line and column are numbers")
+    return Location(rel, line, col)
 
 
 def _signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
@@ -269,12 +359,18 @@ def _signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
         return ()
 
 
-def project_registry(root: Path) -> Registry:
-    """The generators of the project at root (its diagrams/ folder), read once per content."""
+_RECENT: dict[tuple[Path, Path, tuple[tuple[str, int, int], ...]], Registry] = {}
+
+
+def project_registry(root: Path, store: ScanStore | None = None) -> Registry:
+    """The generators of the project at root (its diagrams/ folder), read once per content in
+    a process (serve plans again and again), and through `store` once per content at all."""
     folder = Path(root) / DIAGRAMS_DIR
-    return _scan_cached(folder, Path(root), _signature(folder))
-
-
-@functools.lru_cache(maxsize=8)
-def _scan_cached(folder: Path, root: Path, signature: tuple[tuple[str, int, int], ...]) -> Registry:
-    return scan(folder, root)
+    key = (folder, Path(root), _signature(folder))
+    registry = _RECENT.get(key)
+    if registry is None:
+        registry = scan(folder, Path(root), store)
+        if len(_RECENT) >= 8:
+            del _RECENT[next(iter(_RECENT))]
+        _RECENT[key] = registry
+    return registry

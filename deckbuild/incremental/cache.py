@@ -61,7 +61,7 @@ from deckbuild.validate import CardFacts
 from deckbuild.writer import make_folder, move_into_place, remove_empty_folder, remove_file
 
 FEW_KEYS = 1000  # notes looked up one by one rather than by a scan of the notes table
-Entries = Literal["files", "splices"]
+Entries = Literal["files", "splices", "generators"]
 
 
 class BuildCache:

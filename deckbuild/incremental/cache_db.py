@@ -25,9 +25,10 @@ CREATE TABLE IF NOT EXISTS notes (key BLOB PRIMARY KEY, {note_columns});
 CREATE TABLE IF NOT EXISTS ords (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS splices (key BLOB PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS generators (key BLOB PRIMARY KEY, value TEXT NOT NULL);
 """.format(note_columns=", ".join(f"{name} TEXT NOT NULL" for name in NOTE_FIELDS))
 LOCK_WAIT_MS = 2000
-_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords", "files", "splices")
+_TABLES = ("meta", "parsed", "facts", "markdown", "notes", "ords", "files", "splices", "generators")
 
 
 def keep_only(conn: sqlite3.Connection, table: str, keys: set[bytes]) -> None:
