@@ -32,8 +32,6 @@ EXEMPT: dict[tuple[str, str, str], str] = {
     ("adopt/package.py", "_private_collection", "Path.mkdir"): "a folder inside the tempfile folder of the read",
     ("adopt/package.py", "_checked_copy", "ZipFile(w)"): "the checked copy of the package, in read_package's tempfile folder",
     ("adopt/package.py", "_checked_copy", "open(w)"): "a member of that checked copy (zipfile's own open)",
-    ("apkg/package.py", "_zip", "ZipFile(w)"): "the package is zipped into memory (io.BytesIO); apply writes the bytes",
-    ("apkg/package.py", "_stream_collection", "open(w)"): "a member of that in-memory zip (zipfile's own open)",
     ("collection/access.py", "private_copy", "shutil.copyfile"): "copies a collection into the tempfile folder its callers made",
     ("collection/access.py", "check_collection", "sqlite3.connect"): "the integrity check opens the copy in its tempfile folder",
     ("commands.py", "_package", "shutil.copytree"): "status and a dry run build a copy of the project in a tempfile folder",
