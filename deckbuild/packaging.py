@@ -18,6 +18,7 @@ from deckbuild.plan_result import Output, Plan, Summary, package_path
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
+    from deckbuild.apkg.row_copy import Collection
     from deckbuild.incremental.cache import BuildCache
     from deckbuild.model import DeckConfig, MediaFile, RenderedNote, StampedNote
     from deckbuild.release.record import Record
@@ -85,6 +86,14 @@ def with_package(planned: Plan, checkpoint: Callable[[], None] | None = None) ->
     )
 
 
+def last_collection(work_dir: Path) -> Collection | None:
+    """The last package's collection in `work_dir` for deck_package to copy rows from, its bytes
+    checked from now on (incremental/last_package.py: load)."""
+    from deckbuild.incremental import last_package
+
+    return last_package.load(work_dir, check_now=True)
+
+
 def deck_package(
     out: Path,
     config: DeckConfig,
@@ -98,11 +107,13 @@ def deck_package(
     work_dir: Path | None = None,
     checkpoint: Callable[[], None] | None = None,
     copyable: int = 0,
+    last: Collection | None = None,
 ) -> bytes:
     """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
     where the collection may be built (apkg/package.py), and kept for the next build, whose
     package copies the rows of the first `copyable` notes (the rendered ones, not the retired
-    ones after them) where they did not change (apkg/row_copy.py)."""
+    ones after them) where they did not change (apkg/row_copy.py).  `last`: the last
+    package's collection in `work_dir`, if read already (last_collection)."""
     from deckbuild.apkg.package import write_package
     from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
@@ -114,11 +125,13 @@ def deck_package(
     if config.description_html is not None:  # as written: an import replaces the learner's description
         description = config.description_html
     card_ords = cache.card_ords()
-    last, keeper = None, None
-    if work_dir is not None:  # the last package's rows, copied where unchanged
+    keeper = None
+    if work_dir is None:
+        last = None
+    else:  # the last package's rows, copied where unchanged
         from deckbuild.incremental import last_package
 
-        last, keeper = last_package.load(work_dir), last_package.Keeper(work_dir)
+        last, keeper = last or last_package.load(work_dir), last_package.Keeper(work_dir)
         cache.hold(keeper.keep, keeper.drop)
     data = write_package(
         out,

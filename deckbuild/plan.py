@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from deckbuild.errors import LocatedError, Location, ProjectInvalid, has_errors, problem_order
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
-from deckbuild.packaging import deck_package, package_media
+from deckbuild.packaging import deck_package, last_collection, package_media
 from deckbuild.plan_result import Goal, Output, Plan, Summary, file_digest, package_path
 
 if TYPE_CHECKING:
@@ -173,6 +173,9 @@ def _plan(
     card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check")
     problems += card_problems
     cards = tuple(card_list)
+    # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are
+    # checked by a thread meanwhile (no worker process is forked from here on).
+    last = last_collection(root / CACHE_DIR) if goal != "check" and variant is None and package else None
     # Stage 3: what earlier builds left: the build record and the last release, whose
     # retired notes keep shipping (unreadable ones are reported once the sources are known
     # to be valid, before any write).
@@ -305,6 +308,7 @@ def _plan(
             counts,
             root / CACHE_DIR,
             copyable=len(rendered),
+            last=last,
         )
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
     # name (a full-deck release leaves them to the next build).

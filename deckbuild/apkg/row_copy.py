@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ class Collection:
     `keys`: per note, in the package's order, `note_key`; `ids`: each note's id, and last the
     id after the last one's cards; `copyable`: how many notes, from the first, may be copied
     (the rendered ones; retired ones follow).  `crc`: zlib.crc32 of the file's bytes.
+    `checked`: gives the CRC-32 the file's bytes have now (None: unreadable), if something
+    computes it already; else attach reads the file.
     """
 
     path: Path
@@ -45,6 +47,7 @@ class Collection:
     ids: Sequence[int]
     copyable: int
     crc: int
+    checked: Callable[[], int | None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -110,17 +113,23 @@ def runs(keys: Sequence[str], total: int, last: Collection | None, layout: str) 
     return out
 
 
-def attach(conn: sqlite3.Connection, last: Collection) -> None:
-    """Open `last` beside the new collection (read only, as `last`) once its bytes are the ones
-    described: a damaged or replaced file is never copied from (CopyFailed)."""
+def file_crc(path: Path) -> int | None:
+    """The CRC-32 of the file's bytes, or None if it cannot be read."""
+    crc = 0
     try:
-        crc = 0
-        with last.path.open("rb") as handle:
+        with path.open("rb") as handle:
             while chunk := handle.read(1 << 20):
                 crc = zlib.crc32(chunk, crc)
     except OSError:
-        raise CopyFailed from None
-    if crc != last.crc:
+        return None
+    return crc
+
+
+def attach(conn: sqlite3.Connection, last: Collection) -> None:
+    """Open `last` beside the new collection (read only, as `last`) once its bytes are the ones
+    described: a damaged or replaced file is never copied from (CopyFailed)."""
+    crc = last.checked() if last.checked is not None else file_crc(last.path)
+    if crc is None or crc != last.crc:
         raise CopyFailed
     try:
         conn.execute("ATTACH DATABASE ? AS last", (last.path.absolute().as_uri() + "?mode=ro",))
