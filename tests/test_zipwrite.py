@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import random
+import struct
 import zipfile
 
 import pytest
@@ -55,6 +56,11 @@ def test_sizes_offsets_and_counts_past_the_zip_limits_get_zip64_records(monkeypa
     monkeypatch.setattr(zipwrite, "_COUNT_LIMIT", 4)
     data = _zip(2, CHUNK, members)
     assert b"PK\x06\x06" in data and b"PK\x06\x07" in data  # the zip64 end record and its locator
+    at = data.rindex(b"PK\x06\x06")
+    *_, count, total, size, start = struct.unpack("<IQHHIIQQQQ", data[at : at + 56])
+    assert (count, total) == (len(members), len(members)) and start + size == at  # the central directory before it
+    locator = struct.unpack("<IIQI", data[at + 56 : at + 76])
+    assert locator[2] == at
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
         assert {i.filename: zf.read(i) for i in zf.infolist()} == members
