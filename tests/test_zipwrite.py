@@ -64,3 +64,31 @@ def test_sizes_offsets_and_counts_past_the_zip_limits_get_zip64_records(monkeypa
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
         assert {i.filename: zf.read(i) for i in zf.infolist()} == members
+
+
+def test_a_many_core_machine_deflates_with_at_most_threads_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each thread holds chunks waiting for it: a 64-core machine must not hold 128 of them."""
+    import threading
+    import time
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+    real = zipwrite._deflate
+
+    def slow(data: bytes, final: bool) -> bytes:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)  # longer than reading the chunks: every thread the pool has gets one
+        with lock:
+            running[0] -= 1
+        return real(data, final)
+
+    monkeypatch.setattr(zipwrite, "_deflate", slow)
+    data = RANDOM.randbytes(CHUNK // 64) * 64 * 24  # 24 chunks
+    with Deflater(64) as deflater:
+        member = deflater.member("big", [data])
+        archived = archive([member])
+    assert 1 < most[0] <= zipwrite.THREADS
+    with zipfile.ZipFile(io.BytesIO(archived)) as zf:
+        assert zf.read("big") == data

@@ -415,7 +415,7 @@ def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
 
 def _zip(collection: bytes | Path, media: Sequence[MediaFile], crc: list[int] | None = None) -> bytes:
     """The .apkg: the collection (its bytes, or the scratch file holding them: `crc` then receives
-    the file's CRC-32), the media map, the media, deflated by one thread per core."""
+    the file's CRC-32), the media map, the media, deflated by a thread per core (apkg/zipwrite.py)."""
     from deckbuild.apkg.zipwrite import CHUNK, Deflater, archive
     from deckbuild.jobs import default_jobs
 

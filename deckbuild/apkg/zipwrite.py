@@ -1,5 +1,5 @@
 """The .apkg's zip container, written here: every member deflated a fixed chunk at a time by
-as many threads as there are cores, laid out with fixed dates and modes.
+a thread per core (at most THREADS), laid out with fixed dates and modes.
 
 zipfile deflates a member as one stream on one core: the collection of a 100,000-note deck
 (90 MB) took 0.23 s of a 4.7 s rebuild.  Here each 2 MiB chunk of a member is a deflate
@@ -31,6 +31,10 @@ CHUNK = 2 << 20
 measurable in size (0.1% at 100,000 notes), small enough that a 10,000-note collection (9 MB)
 gives every core a few, and that the chunks waiting for a thread hold little memory."""
 
+THREADS = 4
+"""The most threads a package is deflated by: zlib's fastest level gains little from more
+(memory bandwidth), and each thread holds up to two 2 MiB chunks waiting for it."""
+
 _DOS_DATE = (0 << 9) | (1 << 5) | 1  # 1980-01-01, the earliest date a zip can hold
 _DOS_TIME = 0
 _MODE = 0o644 << 16  # a regular file, readable by all
@@ -56,7 +60,7 @@ class Deflater:
     which holds at most two chunks per thread not yet deflated."""
 
     def __init__(self, workers: int) -> None:
-        self._workers = max(1, workers)
+        self._workers = min(max(1, workers), THREADS)
         self._pool = ThreadPoolExecutor(self._workers)
         self._flight: deque[Future[bytes]] = deque()
 
