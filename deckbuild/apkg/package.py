@@ -421,10 +421,7 @@ def _zip(collection: bytes | Path, media: Sequence[MediaFile], crc: list[int] | 
 
     with Deflater(default_jobs()) as deflater:
         if isinstance(collection, Path):
-            file_crc: list[int] = []
-            first = deflater.member("collection.anki2", _collection_chunks(collection, file_crc))
-            if crc is not None:
-                crc += file_crc
+            first = deflater.member("collection.anki2", _collection_chunks(collection, crc if crc is not None else []))
         else:
             first = deflater.member("collection.anki2", (collection[i : i + CHUNK] for i in range(0, len(collection), CHUNK)))
         index = json.dumps({str(i): m.name for i, m in enumerate(media)}).encode()
