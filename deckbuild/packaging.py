@@ -108,18 +108,23 @@ def deck_package(
     checkpoint: Callable[[], None] | None = None,
     copyable: int = 0,
     last: Collection | None = None,
+    description: str | None = None,
 ) -> bytes:
     """The package's bytes; `counts` receives its numbers of notes and cards; `work_dir`:
     where the collection may be built (apkg/package.py), and kept for the next build, whose
     package copies the rows of the first `copyable` notes (the rendered ones, not the retired
     ones after them) where they did not change (apkg/row_copy.py).  `last`: the last
-    package's collection in `work_dir`, if read already (last_collection)."""
+    package's collection in `work_dir`, if read already (last_collection).  `description`: the
+    deck description's Markdown as HTML, if the caller rendered it already (a plan, through
+    the build cache's renderings)."""
     from deckbuild.apkg.package import write_package
     from deckbuild.release import versioning
     from deckbuild.render import markdown_html, plain
 
     latest = versioning.description_changes(record.extra)
-    description = markdown_html(config.description) + f"<p>Version {plain(config.version)}</p>"
+    if description is None:
+        description = markdown_html(config.description)
+    description += f"<p>Version {plain(config.version)}</p>"
     if latest:
         description += f"<p>{plain(latest)}</p>"
     if config.description_html is not None:  # as written: an import replaces the learner's description

@@ -239,7 +239,7 @@ def _plan(
     # Stage 7: render every card to a note (fields, tags, GUID, study order); a note whose
     # inputs did not change since the last build comes from the cache, and the others use
     # the Markdown renderings of the last build and of the parse workers.
-    rendered = _render(config, cards, figures, declared, cache)
+    rendered, description = _render(config, cards, figures, declared, cache)
     clock = record_stage.Clock()
     before, last_release = record, previous
     # Stage 8 (release): the next version, what changed, the snapshot; the record remembers it.
@@ -309,6 +309,7 @@ def _plan(
             root / CACHE_DIR,
             copyable=len(rendered),
             last=last,
+            description=description,
         )
     # Stage 11b: the variants' packages, each a subset of these stamped notes under its own deck
     # name (a full-deck release leaves them to the next build).
@@ -420,7 +421,9 @@ def _render(
     figures: Mapping[str, tuple[MediaFile, bool]],
     declared: Mapping[str, NoteType],
     cache: BuildCache,
-) -> list[RenderedNote]:
+) -> tuple[list[RenderedNote], str]:
+    """The notes, and the deck description's Markdown as HTML: both through the cache's
+    renderings, so that a rebuild renders (and loads Python-Markdown for) only what changed."""
     from deckbuild import notes as notes_stage
     from deckbuild.incremental.note_reuse import NoteReuse
     from deckbuild.render import RenderMemo
@@ -428,9 +431,10 @@ def _render(
     memo = RenderMemo(cache.markdown(), cache.markdown_lookup)
     reuse = NoteReuse(cache, config.namespace, figures, config.sources)
     rendered = notes_stage.render_notes(config.namespace, cards, figures, memo, reuse, declared, dict(config.sources))
+    description = memo.markdown_html(config.description)
     cache.store_markdown(memo.fresh, memo.used, len(cards))
     cache.save_notes()
-    return rendered
+    return rendered, description
 
 
 def _retired(

@@ -12,47 +12,19 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import xml.etree.ElementTree as etree
 from collections.abc import Callable, Mapping
-
-import markdown
-from markdown.treeprocessors import Treeprocessor
+from typing import TYPE_CHECKING
 
 from deckbuild.mathlines import break_lines
+
+if TYPE_CHECKING:
+    import markdown
 
 MATH_SPAN = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _MARK = "\u2063"  # INVISIBLE SEPARATOR: brackets our placeholders; dropped from card text
 _PLACEHOLDER = _MARK + "DBMATH{}" + _MARK
 _AMP = _MARK + "DBAMP" + _MARK
 _MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"))
-_SAFE_SCHEMES = ("http://", "https://", "mailto:")
-
-
-class _SafeLinks(Treeprocessor):
-    """Drop link targets that could run script, and images (figures go through `image:`)."""
-
-    def run(self, root: etree.Element) -> None:
-        for parent in root.iter():
-            for child in list(parent):
-                if child.tag == "a":
-                    href = child.get("href", "").strip()
-                    if not href.lower().startswith(_SAFE_SCHEMES):
-                        child.attrib.pop("href", None)
-                elif child.tag == "img":
-                    child.tag = "span"
-                    alt = child.get("alt", "")
-                    child.attrib.clear()
-                    child.text = alt
-
-
-def _new_markdown() -> markdown.Markdown:
-    md = markdown.Markdown(extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
-    # Raw HTML and character entities are not Markdown for us: they must show literally.
-    md.preprocessors.deregister("html_block")
-    md.inlinePatterns.deregister("html")
-    md.inlinePatterns.deregister("entity")
-    md.treeprocessors.register(_SafeLinks(md), "deckbuild_safe_links", 0)
-    return md
 
 
 _md: markdown.Markdown | None = None
@@ -287,8 +259,10 @@ def _protect(text: str) -> tuple[str, list[str]]:
 
 def _convert(protected: str) -> str:
     global _md
-    if _md is None:
-        _md = _new_markdown()
+    if _md is None:  # the first text outside the fast paths loads Python-Markdown
+        from deckbuild.safe_markdown import new_markdown
+
+        _md = new_markdown()
     _md.reset()
     out: str = _md.convert(protected)
     return out

@@ -116,6 +116,61 @@ def test_no_op_build_imports_no_heavy_module(sample: Path) -> None:
     assert proc.stdout.strip().endswith("[]"), proc.stdout
 
 
+def _edit_build_in_a_fresh_process(sample: Path, answer: str) -> tuple[bool, str, str]:
+    """Set the `math-answer` card's answer, build in a new process: was Python-Markdown
+    loaded, the answer field the package holds, and its deck's description."""
+    cards = sample / "cards" / "basics.yaml"
+    text = cards.read_text("utf-8")
+    start = text.index("- id: math-answer")
+    at = text.index("  answer: |\n", start) + len("  answer: |\n")
+    end = text.index("  difficulty:", at)
+    cards.write_text(text[:at] + "".join(f"    {line}\n" for line in answer.splitlines()) + text[end:], "utf-8")
+    probe = (
+        "import sys\n"
+        "from deckbuild.cli import main\n"
+        f"try:\n    main(['build', '-C', {str(sample)!r}])\nexcept SystemExit:\n    pass\n"
+        "print('markdown' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    assert proc.stdout.startswith("wrote"), proc.stdout + proc.stderr
+    with zipfile.ZipFile(next((sample / "dist").glob("*.apkg"))) as package:
+        extracted = package.extract("collection.anki2", sample / "unpacked")
+    import sqlite3
+
+    conn = sqlite3.connect(extracted)
+    try:
+        fields = [row[0] for row in conn.execute("SELECT flds FROM notes")]
+        (decks,) = conn.execute("SELECT decks FROM col").fetchone()
+    finally:
+        conn.close()
+    shown = [f.split("\x1f")[1] for f in fields if f.startswith("<p>What does softmax compute?</p>\x1f")]
+    assert len(shown) == 1, fields
+    (description,) = [deck["desc"] for deck in json.loads(decks).values() if deck["name"] == "deckbuild Sample"]
+    return proc.stdout.strip().endswith("True"), shown[0], description
+
+
+def test_an_edit_loads_python_markdown_only_for_a_text_that_needs_it(sample: Path) -> None:
+    """Most texts take render.py's fast paths, and a rebuild whose edited texts all do never
+    imports Python-Markdown (a tenth of a small deck's rebuild); a text that needs it is
+    rendered by it in the same kind of process.  The deck's description, which needs it
+    here, is rendered once and kept with the cards' renderings."""
+    config = sample / "deck.yaml"
+    text = config.read_text("utf-8")
+    config.write_text(text.replace("  A small deck that", "  1. A small deck that"), "utf-8")
+    build(sample)
+    described = "<ol>\n<li>A small deck that exercises <strong>every</strong> feature of the source format.</li>\n</ol>"
+    loaded, shown, description = _edit_build_in_a_fresh_process(
+        sample, "- It gives **each** class a probability.\n- They sum to 1."
+    )
+    assert not loaded
+    assert shown == "<ul>\n<li>It gives <strong>each</strong> class a probability.</li>\n<li>They sum to 1.</li>\n</ul>"
+    assert description.startswith(described + "<p>Version 1.0.0</p>"), description
+    loaded, shown, description = _edit_build_in_a_fresh_process(sample, "| class | p |\n| --- | --- |\n| a | 0.7 |")
+    assert loaded
+    assert shown.startswith("<table>") and "<td>0.7</td>" in shown, shown
+    assert description.startswith(described + "<p>Version 1.0.0</p>"), description
+
+
 def test_a_broken_cache_is_ignored(sample: Path) -> None:
     one = build(sample).path.read_bytes()
     (sample / "dist").joinpath(next((sample / "dist").glob("*.apkg")).name).unlink()
