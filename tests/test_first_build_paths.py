@@ -19,6 +19,7 @@ from deckbuild import render
 from deckbuild.apkg import package
 from deckbuild.commands import build
 from deckbuild.layout import CACHE_DIR
+from deckbuild.leftovers import ABANDONED_AFTER_S
 
 CARDS_PER_FILE = 400
 FILES = 4
@@ -141,7 +142,81 @@ def test_a_scratch_collection_a_killed_build_left_is_removed(tmp_path: Path) -> 
     abandoned, recent = scratch / "package-killed.anki2", scratch / "package-running.anki2"
     for path in (abandoned, recent):
         path.write_bytes(b"\0" * 4096)
-    old = time.time() - package.ABANDONED_AFTER_S - 60
+    old = time.time() - ABANDONED_AFTER_S - 60
     os.utime(abandoned, (old, old))
     _small_package(tmp_path / "out.apkg", scratch)
     assert sorted(p.name for p in scratch.iterdir()) == ["package-running.anki2"]
+
+
+WAITING_GENERATOR = '''"""A diagram that keeps its build waiting until the build is killed."""
+
+from deckbuild.diagrams import style
+from deckbuild.diagrams.api import diagram
+
+
+@diagram("waits", time_limit=600)
+def waits():
+    import time
+
+    time.sleep(600)
+    return style.figure(1.0)
+'''
+
+WAITING_CARD = """
+- id: waiting-picture
+  question: What does the waiting diagram draw?
+  answer: Nothing before its build is killed.
+  difficulty: easy
+  topics: [algebra::quadratics]
+  diagram:
+    name: waits
+    alt: A diagram that never finishes.
+"""
+
+
+def test_a_fresh_cache_a_killed_first_build_left_is_removed(tmp_path: Path) -> None:
+    """A first build killed outright (SIGKILL: no clean-up runs) leaves its fresh cache file,
+    which can grow to the size of the deck's notes, in .deckbuild-cache/; a later build
+    removes it once it is old enough that no running build can still own it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    project = tmp_path / "deck"
+    made = subprocess.run([sys.executable, "-m", "deckbuild.cli", "new", str(project)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    (project / "diagrams" / "waits.py").write_text(WAITING_GENERATOR, encoding="utf-8")
+    cards = project / "cards" / "examples.yaml"
+    original = cards.read_text(encoding="utf-8")
+    cards.write_text(original + WAITING_CARD, encoding="utf-8")
+    cache = project / CACHE_DIR
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "deckbuild.cli", "build", "-C", str(project)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its diagram workers are killed with it
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(cache.glob("cache.sqlite.new-*")) and time.monotonic() < deadline:
+            assert killed.poll() is None, "the build ended before it could be killed"
+            time.sleep(0.02)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+    left = sorted(cache.glob("cache.sqlite.new-*"))  # the file, and SQLite's journal of it
+    assert f"cache.sqlite.new-{killed.pid}" in [p.name for p in left], left
+    recent = cache / "cache.sqlite.new-1"  # as a build running right now would have it
+    recent.write_bytes(b"")
+    old = time.time() - ABANDONED_AFTER_S - 60
+    for path in left:
+        os.utime(path, (old, old))
+
+    cards.write_text(original, encoding="utf-8")
+    (project / "diagrams" / "waits.py").unlink()
+    rebuilt = subprocess.run([sys.executable, "-m", "deckbuild.cli", "build", "-C", str(project)], capture_output=True, text=True)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert sorted(p.name for p in cache.glob("cache.sqlite.new-*")) == ["cache.sqlite.new-1"]
+    assert (cache / "cache.sqlite").is_file()

@@ -8,7 +8,6 @@ the same inputs give the same bytes on any machine.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import json
@@ -353,9 +352,10 @@ def _package_via_file(
     in-memory way (see _collection_chunks).  None if the scratch file cannot be written
     (a read-only or full disk): the caller builds in memory instead.  `made` is given the
     scratch file and its CRC-32 before it is deleted (to move it away and keep it)."""
+    from deckbuild.leftovers import remove_abandoned
     from deckbuild.writer import open_database, scratch_file
 
-    _remove_abandoned(work_dir)
+    remove_abandoned(work_dir, "package-*.anki2")
     with scratch_file(work_dir, "package-", ".anki2") as name:
         if name is None:
             return None
@@ -380,27 +380,6 @@ SCRATCH_CACHE_KIB = 16 * 1024
 """SQLite's page cache for the scratch collection (its default is 2 MB): the indexes, made after
 the rows, read every row back, and a collection that fits (10,000 notes take about 10 MB) is
 then read from memory, not from the file; a larger one costs at most this much more memory."""
-
-ABANDONED_AFTER_S = 3600
-"""A scratch collection untouched for this long was left by a killed build, not one running."""
-
-
-def _remove_abandoned(work_dir: Path) -> None:
-    """Delete scratch collections that killed builds left behind (each the size of a collection).
-
-    By age, never by name alone: another build of the project may be filling its own right now.
-    """
-    import time
-
-    from deckbuild.errors import WriteFailed
-    from deckbuild.writer import remove_file
-
-    cutoff = time.time() - ABANDONED_AFTER_S
-    with contextlib.suppress(OSError):
-        for path in work_dir.glob("package-*.anki2"):
-            with contextlib.suppress(OSError, WriteFailed):
-                if path.is_file() and not path.is_symlink() and path.stat().st_mtime < cutoff:
-                    remove_file(path)
 
 
 def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:

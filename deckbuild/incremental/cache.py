@@ -56,6 +56,7 @@ from deckbuild.incremental.codec import (
 from deckbuild.incremental.memo import Memo, card_key
 from deckbuild.incremental.uptodate import code_fingerprint
 from deckbuild.layout import CACHE_DIR
+from deckbuild.leftovers import remove_abandoned
 from deckbuild.model import Card, RenderedNote
 from deckbuild.validate import CardFacts
 from deckbuild.writer import make_folder, move_into_place, remove_empty_folder, remove_file
@@ -475,6 +476,7 @@ def open_cache(root: Path, *, writable: bool, memo: Memo | None = None) -> Build
         if writable:
             made_folder = not path.parent.is_dir()
             make_folder(path.parent)
+            remove_abandoned(path.parent, f"{CACHE_FILE}.new-*")  # killed builds' fresh caches
             if not path.is_file() or other_code(path):  # a new file: made with this code's page size
                 fresh = path.with_name(f"{CACHE_FILE}.new-{os.getpid()}")
                 remove_file(fresh)
