@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import os
 import signal
 import socket
@@ -165,6 +166,37 @@ def test_serves_rebuilds_on_edit_shows_problems_and_stops_on_sigint(sample: Path
     assert proc.returncode == 0, output
     assert "rebuilt in" in output and "build failed" in output
     assert not list(sample.rglob("*.tmp")) and not list(_server_tmp(sample).glob("deckbuild-preview-*"))
+
+
+def _version(base: str) -> int:
+    return int(json.loads(_get(base + "__deckbuild/events?since=-1")[1])["version"])
+
+
+def test_a_full_redraw_says_how_far_it_is_and_a_save_says_one_line(sample: Path) -> None:
+    """The first build and a deck.yaml edit redraw every page -- minutes on a large deck -- and
+    count the cards rendered and the pages written as `preview` does; a save that updates a
+    few pages prints only its `rebuilt in` line."""
+    cards = sample / "cards" / "basics.yaml"
+    with serving(sample) as (proc, base, _port):
+        first = _version(base)
+        _edit(cards, "What does softmax compute?", "What does the softmax function compute?")
+        _until("the edit", lambda: _version(base) > first)
+        _edit(sample / "deck.yaml", "exercises **every** feature", "exercises **each** feature")
+        _until("the deck.yaml edit", lambda: _version(base) > first + 1)
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, output
+    lines = output.splitlines()
+    rebuilt = [i for i, line in enumerate(lines) if line.startswith("rebuilt in")]
+    assert len(rebuilt) == 3, output
+    assert "redrawn" in lines[rebuilt[0]] and "updated" in lines[rebuilt[1]] and "redrawn" in lines[rebuilt[2]], output
+    total = len(list(sample.glob("dist/preview/cards/*.html")))
+    for start, end in ((0, rebuilt[0]), (rebuilt[1] + 1, rebuilt[2])):  # each full redraw
+        counted = [line for line in lines[start:end] if line.startswith("  [")]
+        assert f"  [{total}/{total}] rendered cards with the Anki backend" in counted, output
+        assert f"  [{total}/{total}] wrote card pages" in counted, output
+    assert "  [1/1] rendering diagram grad-clipping" in lines[: rebuilt[0]], output  # drawn once, then cached
+    assert not [line for line in lines[rebuilt[0] + 1 : rebuilt[1]] if line.startswith("  [")], output  # the save
 
 
 def test_a_save_made_while_the_first_build_runs_is_served(sample: Path) -> None:

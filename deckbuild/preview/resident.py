@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from anki.collection import Collection
     from anki.notes import NoteId
 
-    from deckbuild.model import MediaFile, RenderedNote
+    from deckbuild.model import MediaFile, Progress, RenderedNote
     from deckbuild.plan_result import Plan
 
 
@@ -66,9 +66,10 @@ class Drawn:
 class Resident:
     """The site of one project kept up to date save after save; `close` when serving stops."""
 
-    def __init__(self, root: Path, out: Path) -> None:
+    def __init__(self, root: Path, out: Path, progress: Progress | None = None) -> None:
         self.root = root
         self.out = out
+        self.progress = progress  # for a full redraw: the diagrams drawn, the cards rendered, the pages written
         self.manifest = root / CACHE_DIR / MANIFEST
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
         self.col: Collection | None = None
@@ -120,8 +121,8 @@ class Resident:
     def _redraw_site(self) -> Drawn:
         settle(self.root, writing=True)  # a write killed half-way is rolled back before the plan reads the project
         if self.shown is None or self.col is None:
-            return self._full(plan(self.root, "build", memo=self.memo))
-        planned = plan(self.root, "build", package=False, memo=self.memo)
+            return self._full(plan(self.root, "build", memo=self.memo, progress=self.progress))
+        planned = plan(self.root, "build", package=False, memo=self.memo, progress=self.progress)
         planned.keep_cache()  # the sources build: what it parsed is kept, and the cache is free for the next plan
         media = _media(self.root, planned)
         digests = media_digests(media)
@@ -130,7 +131,7 @@ class Resident:
         now = {s.note.card_id: s.note for s in planned.notes}
         try:
             if todo.full or not self._replace_notes(now, todo):
-                return self._full(plan(self.root, "build", memo=self.memo))
+                return self._full(plan(self.root, "build", memo=self.memo, progress=self.progress))
             self.pending = planned  # its package: write_package
             drawn = self._write_changes(planned, todo, media)
         except BaseException:
@@ -180,7 +181,7 @@ class Resident:
             raise
         self.close()
         self.tmp, self.col, self.shown = tmp, col, None
-        self.sides = render_sides(col, col.find_cards(""))
+        self.sides = render_sides(col, col.find_cards(""), self.progress)
         self._map_collection(planned)
         self.media = _media(self.root, planned)
         self.digests = media_digests(self.media)
@@ -193,7 +194,7 @@ class Resident:
         if self.files is not None:
             writer.start_over()  # a full redraw: the files it does not write again go
         media = [(name, m.path) for name, m in sorted(self.media.items())]
-        write_site(self.out, planned.config.name, views, media, None, writer, self.entries)
+        write_site(self.out, planned.config.name, views, media, self.progress, writer, self.entries)
         writer.finish()
         self.manifest_owed = False
         self.files, self.views, self.shown, self.pending = writer.seen, views, planned, planned

@@ -347,7 +347,9 @@ def serve(root: Path, *, host: str, port: int, open_browser: bool, echo: Echo, d
     config, _problems = load_config(root)
     out = root / (config.output if config is not None else DEFAULT_OUTPUT) / "preview"
     state = State()
-    site = Resident(root, out)
+    # A full redraw (the first build, a deck.yaml or note type edit) takes a while on a large
+    # deck: its diagrams, cards rendered and pages written are counted as the preview counts them.
+    site = Resident(root, out, progress=lambda done, total, what: echo(f"  [{done}/{total}] {what}"))
     stop = threading.Event()
 
     def interrupt(*_: object) -> None:
