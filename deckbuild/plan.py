@@ -170,7 +170,7 @@ def _plan(
     # Stage 2: every card file, each card checked on its own, LaTeX and cloze rules included
     # (unchanged files come from the cache; the others are parsed by `jobs` worker processes,
     # which also render their Markdown for stage 7: incremental/parallel.py).
-    card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check")
+    card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check", progress=progress)
     problems += card_problems
     cards = tuple(card_list)
     # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are

@@ -13,7 +13,7 @@ from deckbuild.card_entry import card_from
 from deckbuild.errors import Location, Problem
 from deckbuild.incremental import splice
 from deckbuild.layout import CARDS_DIR
-from deckbuild.model import Card
+from deckbuild.model import Card, Progress
 from deckbuild.yamlload import MAX_FILE_BYTES, LocatedList, LocatedMap, decode_text, load_yaml, parse_yaml
 
 if TYPE_CHECKING:
@@ -35,7 +35,12 @@ def card_files(root: Path) -> list[Path]:
 
 
 def load_cards(
-    root: Path, cache: BuildCache | None = None, *, jobs: int | None = 1, prerender: bool = False
+    root: Path,
+    cache: BuildCache | None = None,
+    *,
+    jobs: int | None = 1,
+    prerender: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[list[Card], list[Problem]]:
     """Load every card file; a broken file is reported and the others still load.
 
@@ -45,7 +50,8 @@ def load_cards(
     enough of them, or when they are large and this process has many unchanged files to
     read back from the cache meanwhile (incremental/parallel.py); with `prerender` the
     workers also keep what the build that follows needs of their cards (and on a first
-    build render their Markdown into the cache's memo).
+    build render their Markdown into the cache's memo).  `progress` counts the files parsed
+    when worker processes parse them all (a large deck's first build: seconds to minutes).
     """
     import contextlib
 
@@ -88,6 +94,7 @@ def load_cards(
         if workers
         else contextlib.nullcontext(_parsed_here(job, keep) for job in jobs_todo)
     )
+    counted = progress if workers and not alongside else None
     with parsing as parsed:
         for index, key, job in cached:
             assert cache is not None
@@ -96,9 +103,11 @@ def load_cards(
                 file_cards, file_problems = _load_file(*job)
                 cache.store_parsed(key, file_cards, file_problems)
                 results[index] = (file_cards, file_problems)
-        for (index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts, segments) in zip(
-            todo, parsed, strict=True
+        for done, ((index, key, job), (file_cards, file_problems, rendered, digests, encoded, facts, segments)) in enumerate(
+            zip(todo, parsed, strict=True), 1
         ):
+            if counted is not None:
+                counted(done, len(todo), "parsed card files")
             if cache is not None:
                 if key is not None:
                     cache.store_parsed(key, file_cards, file_problems, digests, encoded)

@@ -142,12 +142,36 @@ def test_card_files_parsed_in_workers_give_the_same_cards_and_package(tmp_path: 
     assert (project / "deckbuild.lock").read_bytes() == (copy / "deckbuild.lock").read_bytes()
 
 
+def test_a_parse_in_workers_counts_the_files_and_an_edit_parses_silently(tmp_path: Path) -> None:
+    """A first build whose card files the workers parse (a large deck's: seconds to minutes)
+    says how far it is, file by file, in the order of the files; --quiet says nothing; an
+    edit, which parses one file, prints no count."""
+    project = _text_project(tmp_path / "counted")
+    files = len(card_files(project))
+    quiet = tmp_path / "quiet" / "sample"
+    shutil.copytree(project, quiet)
+    first = _build(project, "--jobs", "2")
+    assert first.returncode == 0, first.stderr
+    counted = [line for line in first.stderr.splitlines() if line.endswith("parsed card files")]
+    assert counted == [f"  [{n}/{files}] parsed card files" for n in range(1, files + 1)], first.stderr
+    silent = _build(quiet, "--jobs", "2", "--quiet")
+    assert silent.returncode == 0 and "parsed card files" not in silent.stderr, silent.stderr
+    edited = project / "cards" / "text-1.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("trick 5 of", "trick five of"), encoding="utf-8")
+    write_tree(project, {"cards/text-new.yaml": _text_cards(9, 2, False)})  # a file of its own, parsed whole
+    again = _build(project, "--jobs", "2")
+    assert again.returncode == 0 and "(7 notes changed" in again.stdout, again.stdout + again.stderr  # 3 edited, 4 new
+    assert "parsed card files" not in again.stderr, again.stderr
+
+
 def test_errors_of_files_parsed_in_workers_are_reported_at_once_in_source_order(tmp_path: Path) -> None:
     project = _text_project(tmp_path, broken=True)
     one = _build(project, "--jobs", "1")
     two = _build(project, "--jobs", "2")
     assert one.returncode == two.returncode == 1 and "Traceback" not in two.stderr
-    assert one.stderr == two.stderr
+    counts = [line for line in two.stderr.splitlines(keepends=True) if line.endswith("] parsed card files\n")]
+    assert len(counts) == len(card_files(project))  # the workers' progress, then what the serial build says
+    assert one.stderr == "".join(line for line in two.stderr.splitlines(keepends=True) if line not in counts)
     errors = [line for line in two.stderr.splitlines() if ": E" in line and "warning" not in line]
     assert {line.split(":")[0] for line in errors} == {"cards/text-0.yaml", "cards/text-2.yaml"}, two.stderr
     places = [(line.split(":")[0], int(line.split(":")[1])) for line in errors]
