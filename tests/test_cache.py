@@ -103,17 +103,23 @@ def test_no_op_build_says_up_to_date_and_rebuilds_when_outputs_change(sample: Pa
     assert forced.exit_code == 0 and not forced.stdout.startswith("up to date"), forced.output
 
 
-def test_no_op_build_imports_no_heavy_module(sample: Path) -> None:
-    build(sample)
+def _build_in_a_fresh_process(sample: Path, modules: tuple[str, ...]) -> str:
+    """`deckbuild build` in a new process: what it printed, then a line listing which of `modules` it imported."""
     probe = (
         "import sys\n"
         "from deckbuild.cli import main\n"
         f"try:\n    main(['build', '-C', {str(sample)!r}])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('yaml', 'markdown', 'genanki', 'sqlite3') if m in sys.modules))\n"
+        f"print(sorted(m for m in {modules!r} if m in sys.modules))\n"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
-    assert proc.stdout.startswith("up to date:"), proc.stdout + proc.stderr
-    assert proc.stdout.strip().endswith("[]"), proc.stdout
+    return proc.stdout
+
+
+def test_no_op_build_imports_no_heavy_module(sample: Path) -> None:
+    build(sample)
+    out = _build_in_a_fresh_process(sample, ("yaml", "markdown", "genanki", "sqlite3"))
+    assert out.startswith("up to date:"), out
+    assert out.strip().endswith("[]"), out
 
 
 def _edit_build_in_a_fresh_process(sample: Path, answer: str) -> tuple[bool, str, str]:
@@ -125,14 +131,8 @@ def _edit_build_in_a_fresh_process(sample: Path, answer: str) -> tuple[bool, str
     at = text.index("  answer: |\n", start) + len("  answer: |\n")
     end = text.index("  difficulty:", at)
     cards.write_text(text[:at] + "".join(f"    {line}\n" for line in answer.splitlines()) + text[end:], "utf-8")
-    probe = (
-        "import sys\n"
-        "from deckbuild.cli import main\n"
-        f"try:\n    main(['build', '-C', {str(sample)!r}])\nexcept SystemExit:\n    pass\n"
-        "print('markdown' in sys.modules)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
-    assert proc.stdout.startswith("wrote"), proc.stdout + proc.stderr
+    out = _build_in_a_fresh_process(sample, ("markdown",))
+    assert out.startswith("wrote"), out
     with zipfile.ZipFile(next((sample / "dist").glob("*.apkg"))) as package:
         extracted = package.extract("collection.anki2", sample / "unpacked")
     import sqlite3
@@ -146,7 +146,7 @@ def _edit_build_in_a_fresh_process(sample: Path, answer: str) -> tuple[bool, str
     shown = [f.split("\x1f")[1] for f in fields if f.startswith("<p>What does softmax compute?</p>\x1f")]
     assert len(shown) == 1, fields
     (description,) = [deck["desc"] for deck in json.loads(decks).values() if deck["name"] == "deckbuild Sample"]
-    return proc.stdout.strip().endswith("True"), shown[0], description
+    return out.strip().endswith("['markdown']"), shown[0], description
 
 
 def test_an_edit_loads_python_markdown_only_for_a_text_that_needs_it(sample: Path) -> None:
