@@ -305,20 +305,33 @@ def test_a_save_rewrites_only_the_index_file_holding_its_entries(tmp_path: Path,
     assert [name for name in served if served[name] != previewed[name]] == []
 
 
-def test_the_cards_kept_between_saves_share_their_note_types_css(tmp_path: Path) -> None:
-    """Each rendered side starts with its note type's whole CSS (12 KB in the shipped deck's): kept
-    once per distinct block, not once per side, and given back whole to the page."""
+def test_the_cards_kept_between_saves_share_their_note_types_css_and_script(tmp_path: Path) -> None:
+    """Each rendered side starts with its note type's whole CSS (12 KB in the shipped deck's) and
+    ends with its formula-fitting script (2.5 KB, more than the card's own part): each kept once
+    per distinct block, not once per side, and given back whole to the page."""
     from deckbuild.preview.resident import Resident
 
     project = copy_project("sample", tmp_path)
     resident = Resident(project, tmp_path / "site")
     try:
         resident.redraw_site()
-        styles = {id(v.front_style) for v in resident.views} | {id(v.back_style) for v in resident.views}
-        assert len(styles) <= len({v.front_style for v in resident.views} | {v.back_style for v in resident.views}) < 3
-        view = resident.views[0]
-        page = (tmp_path / "site" / "cards" / f"{view.key}.html").read_text(encoding="utf-8")
-        assert view.front.startswith("<style>") and view.front in page
+        views = resident.views
+        styles = {id(v.front_style) for v in views} | {id(v.back_style) for v in views}
+        assert len(styles) <= len({v.front_style for v in views} | {v.back_style for v in views}) < 3
+        scripts = {id(v.front_script) for v in views} | {id(v.back_script) for v in views}
+        assert len(scripts) == len({v.front_script for v in views} | {v.back_script for v in views}) == 1
+        col = resident.col
+        assert col is not None
+        anki = {}  # (GUID, ord) -> the sides as the backend renders them
+        for card in map(col.get_card, col.find_cards("")):
+            anki[(card.note().guid, card.ord)] = (card.question(), card.answer())
+        for view in views:
+            assert view.front_script.startswith("<script>") and "fit every formula" in view.front_script
+            assert "<script>" not in view.front_body and "<script>" not in view.back_body
+            ord_ = int(view.key.rsplit(".c", 1)[1]) - 1 if ".c" in view.key else 0
+            assert (view.front, view.back) == anki[(resident.by_card[view.card_id].guid, ord_)]
+            page = (tmp_path / "site" / "cards" / f"{view.key}.html").read_text(encoding="utf-8")
+            assert view.front.startswith("<style>") and view.front in page and view.back in page
     finally:
         resident.close()
 

@@ -52,21 +52,23 @@ class CardView:
     kind: str  # qa | formula | fact | ...
     difficulty: str
     topics: tuple[str, ...]
-    # Anki's rendered question and answer sides, each as its leading <style> block (the note
-    # type's whole CSS: one string shared by every card showing it) and the rest.
+    # Anki's rendered question and answer sides, each as its leading <style> block, its own part
+    # and its trailing <script> block (split_side: the blocks shared by every card showing them).
     front_style: str
     front_body: str
     back_style: str
     back_body: str
     title: str  # the front as plain text without the difficulty/topic line, for the index
+    front_script: str = ""
+    back_script: str = ""
 
     @property
     def front(self) -> str:
-        return self.front_style + self.front_body
+        return self.front_style + self.front_body + self.front_script
 
     @property
     def back(self) -> str:
-        return self.back_style + self.back_body
+        return self.back_style + self.back_body + self.back_script
 
 
 @dataclass(frozen=True)
@@ -127,9 +129,9 @@ def write_preview(
     return result
 
 
-Sides = dict[str, dict[int, tuple[str, str, str, str]]]
+Sides = dict[str, dict[int, tuple[str, str, str, str, str, str]]]
 """Note GUID -> card ord -> the card's question and answer side as Anki renders them, each split
-into its leading <style> block (split_style) and the rest."""
+into its leading <style> block, its own part and its trailing <script> block (split_side)."""
 
 
 def render_cards(package: Path, workdir: Path, progress: Progress | None = None) -> tuple[Sides, list[Path]]:
@@ -172,7 +174,7 @@ def render_sides(col: Collection, card_ids: Sequence[CardId], progress: Progress
         guid = guids.get(card.nid)
         if guid is None:
             guid = guids[card.nid] = card.note().guid
-        sides.setdefault(guid, {})[card.ord] = (*split_style(card.question()), *split_style(card.answer()))
+        sides.setdefault(guid, {})[card.ord] = (*split_side(card.question()), *split_side(card.answer()))
         if progress and (done % 100 == 0 or done == len(cards)):
             progress(done, len(cards), "rendered cards with the Anki backend")
     return sides
@@ -196,7 +198,7 @@ def card_views(
         numbers = sorted(cards)
         start = len(views)
         for ord_ in numbers:
-            front_style, front_body, back_style, back_body = cards[ord_]
+            front_style, front_body, front_script, back_style, back_body, back_script = cards[ord_]
             views.append(
                 CardView(
                     key=note.card_id if len(numbers) == 1 else f"{note.card_id}.c{ord_ + 1}",
@@ -209,6 +211,8 @@ def card_views(
                     back_style=back_style,
                     back_body=back_body,
                     title=card_title(front_body),
+                    front_script=front_script,
+                    back_script=back_script,
                 )
             )
         if kept is not None:
@@ -225,31 +229,41 @@ _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
 
-def split_style(side: str) -> tuple[str, str]:
-    """A rendered side as its leading <style> block and the rest; the block interned, so the
-    120,000 cards of a large deck share one string of their note type's CSS (12 KB each)."""
+def split_side(side: str) -> tuple[str, str, str]:
+    """A rendered side as its leading <style> block, the rest, and its trailing <script> block
+    (their concatenation is the side); the blocks interned, so the 120,000 cards of a large
+    deck share one string of each of their note type's: its CSS (12 KB in the shipped deck's)
+    and the script that fits formulas to the screen (2.5 KB, most of a side's own part)."""
+    style = script = ""
     if side.startswith("<style>"):
         end = side.find("</style>")
         if end >= 0:
             end += len("</style>")
-            return sys.intern(side[:end]), side[end:]
-    return "", side
+            style, side = sys.intern(side[:end]), side[end:]
+    if side.endswith("</script>"):
+        start = side.rfind("<script>")
+        if start >= 0:
+            side, script = side[:start], sys.intern(side[start:])
+    return style, side, script
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def card_title(front: str) -> str:
     """A rendered front as the index lists it: its text without the difficulty/topic line (a
     side's body gives the same text as the whole side: its <style> block reads as nothing)."""
-    return visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL))
+    # Not through visible_text's memo: it would keep this copy of the side as its key.
+    return _visible_text(re.sub(r'<div class="db-meta">.*?</div>', " ", front, flags=re.DOTALL))
+
+
+def _visible_text(rendered: str) -> str:
+    """What a learner reads on a rendered side: style and tags dropped, entities decoded."""
+    text = _TAG.sub(" ", _BLOCK.sub(" ", rendered))
+    return _SPACE.sub(" ", html.unescape(text)).strip()
 
 
 # Remembered (serve asks again after every save for every card; the sides of unchanged cards
 # are the same strings).
-@functools.lru_cache(maxsize=1 << 16)
-def visible_text(rendered: str) -> str:
-    """What a learner reads on a rendered side: style and tags dropped, entities decoded."""
-    text = _TAG.sub(" ", _BLOCK.sub(" ", rendered))
-    return _SPACE.sub(" ", html.unescape(text)).strip()
+visible_text = functools.lru_cache(maxsize=1 << 16)(_visible_text)
 
 
 def mathjax_dir() -> Path:
