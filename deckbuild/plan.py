@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deckbuild.errors import LocatedError, Location, ProjectInvalid, has_errors, problem_order
+from deckbuild.deck_checks import deck_checks, start_beside
+from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors, problem_order
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
 from deckbuild.packaging import deck_package, last_collection, package_media
@@ -28,10 +30,12 @@ from deckbuild.plan_result import Goal, Output, Plan, Summary, file_digest, pack
 
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
+    from deckbuild.apkg.row_copy import Collection
     from deckbuild.incremental.cache import BuildCache
     from deckbuild.incremental.memo import Memo
     from deckbuild.model import Card, DeckConfig, MediaFile, RenderedNote, StampedNote
     from deckbuild.release.decision import ReleaseDecision
+    from deckbuild.release.identity import Known
     from deckbuild.release.record import Clock, Record
     from deckbuild.release.variants import VariantDecision
     from deckbuild.release.versioning import Snapshot
@@ -149,18 +153,14 @@ def _plan(
     package: bool = True,
     memo: Memo | None = None,
 ) -> Plan:
-    from deckbuild import variants as variant_stage
     from deckbuild.apkg.notetypes import NOTETYPES
     from deckbuild.config import load_config
     from deckbuild.figures import diagram_problems
     from deckbuild.media import check_images
-    from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.load import load_notetypes
-    from deckbuild.notetypes.media import template_media_problems
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
-    from deckbuild.validate import validate_cards
-    from deckbuild.variant_selection import Source
+    from deckbuild.validate import deck_facts, own_problems
 
     # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
@@ -173,9 +173,6 @@ def _plan(
     card_list, card_problems = load_cards(root, cache, jobs=jobs, prerender=goal != "check", progress=progress)
     problems += card_problems
     cards = tuple(card_list)
-    # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are
-    # checked by a thread meanwhile (no worker process is forked from here on).
-    last = last_collection(root / CACHE_DIR) if goal != "check" and variant is None and package else None
     # Stage 3: what earlier builds left: the build record and the last release, whose
     # retired notes keep shipping (unreadable ones are reported once the sources are known
     # to be valid, before any write).
@@ -192,36 +189,93 @@ def _plan(
     except LocatedError as exc:
         unreadable = exc
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
-    # (named as they shipped, checked by content), and identity against what shipped.
+    # (named as they shipped, checked by content), and identity against what shipped.  The
+    # checks of the cards in memory (deck_checks.py) run in a forked child beside the rest of
+    # the plan when the deck is large and nothing has failed yet (start_beside); their problems
+    # then decide, once in, exactly as they would have before the later stages.
     invalid = {p.subject for p in card_problems if p.subject}
-    problems += validate_cards(cards, cache, invalid)  # unchanged card files' facts come from the cache
-    problems += check_declared_cards(root, cards, declared)
-    problems += template_media_problems(root, declared.values())
+    facts = deck_facts(cards, cache)  # unchanged card files' facts come from the cache
+    checks = functools.partial(
+        deck_checks, root, config, cards, declared, facts, invalid, record, previous, past,
+        allow_identity_change=allow_identity_change, releasing=goal == "release",
+    )  # fmt: skip
+    ok = goal == "build" and variant is None and package and config is not None and unreadable is None
+    beside = start_beside(checks, len(cards), jobs) if ok and not strict and not has_errors(problems) else None
+    # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are
+    # checked by a thread meanwhile (no process is forked from here on).
+    last = last_collection(root / CACHE_DIR) if goal != "check" and variant is None and package else None
+    found = checks() if beside is None else None
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
-    problems += image_problems
-    problems += diagram_problems(root, cards, cache)  # the project's diagrams/, read without running it
-    if config is not None:
-        releasing = goal == "release"
-        problems += check_guids(config.namespace, cards)
-        problems += identity.check_identity(
-            root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past
-        )
-        problems += variant_stage.check_variants(config, cards)
-        if previous is not None:  # releases/retired.yaml: why each retired note left, what replaces it
-            from deckbuild.release import retirement
+    read = image_problems + diagram_problems(root, cards, cache)  # the project's diagrams/, read without running it
 
-            problems += retirement.check(root, cards, previous)
-        if record is not None:  # a variant's deck name against the one it was built with
-            problems += variant_stage.check_renamed(config, record.extra, allow_identity_change)
-    problems = sorted(problems, key=problem_order)
-    if goal == "check":
-        return Plan(root, goal, config=config, cards=cards, notetypes=notetypes, problems=tuple(problems))
+    def all_problems(deck: list[Problem], notetype: list[Problem], then: list[Problem]) -> list[Problem]:
+        return sorted([*problems, *deck, *own_problems(facts), *notetype, *read, *then], key=problem_order)
+
+    rest = functools.partial(
+        _after_checks, root, goal, inputs, cache, config, cards, notetypes, declared, record, previous, past, images,
+        last, progress=progress, jobs=jobs, memo=memo, variant=variant, package=package, bump=bump,
+        allow_schema_change=allow_schema_change,
+    )  # fmt: skip
+    if found is not None:
+        everything = all_problems(*found)
+        if goal == "check":
+            return Plan(root, goal, config=config, cards=cards, notetypes=notetypes, problems=tuple(everything))
+        _refuse_invalid(config, everything, strict, unreadable)
+        return rest(everything)
+    assert beside is not None
+    try:
+        planned = rest([])
+    except Exception:
+        _refuse_invalid(config, all_problems(*beside.result()), strict, None)  # the checks' errors come first
+        raise
+    except BaseException:
+        beside.cancel()
+        raise
+    everything = all_problems(*beside.result())
+    _refuse_invalid(config, everything, strict, None)
+    return dataclasses.replace(planned, problems=tuple(everything))
+
+
+def _refuse_invalid(config: DeckConfig | None, problems: list[Problem], strict: bool, unreadable: LocatedError | None) -> None:
+    """Raise what stops a build or release once its problems are known (ProjectInvalid), or
+    the record or release that could not be read."""
     if config is None or has_errors(problems) or (strict and problems):
         raise ProjectInvalid(problems)
     if unreadable is not None:
         raise unreadable
-    assert record is not None
+
+
+def _after_checks(
+    root: Path,
+    goal: Goal,
+    inputs: str,
+    cache: BuildCache,
+    config: DeckConfig | None,
+    cards: tuple[Card, ...],
+    notetypes: Mapping[str, NoteType],
+    declared: Mapping[str, NoteType],
+    record: Record | None,
+    previous: Snapshot | None,
+    past: Known | None,
+    images: Mapping[str, MediaFile],
+    last: Collection | None,
+    problems: list[Problem],
+    *,
+    progress: Progress | None,
+    jobs: int | None,
+    memo: Memo | None,
+    variant: str | None,
+    package: bool,
+    bump: str | None,
+    allow_schema_change: bool,
+) -> Plan:
+    """Stages 5 to 12 of a valid project: everything the plan writes."""
+    from deckbuild import variants as variant_stage
+    from deckbuild.release import record as record_stage
+    from deckbuild.variant_selection import Source
+
+    assert config is not None and record is not None
     _refuse_outside(root, package_path(root, config))
     if variant is not None:
         from deckbuild.release.variants import require_variant
@@ -229,9 +283,11 @@ def _plan(
         require_variant(config, variant)
 
     # Stage 5: note types the last release shipped must still ship, unchanged unless released so.
-    _refuse_missing_notetypes(previous, notetypes)
+    from deckbuild.release.kept_notetypes import refuse_missing_notetypes, refuse_schema_change
+
+    refuse_missing_notetypes(previous, notetypes)
     if goal == "build":
-        _refuse_schema_change(previous, notetypes)
+        refuse_schema_change(previous, notetypes)
     # Stage 6: figures -- hand-made images and generated diagrams (drawn only if not cached).
     from deckbuild.figures import figures as figure_stage
 
@@ -383,35 +439,6 @@ def _refuse_outside(root: Path, out: Path) -> None:
     if not out.parent.resolve().is_relative_to(root.resolve()):
         raise LocatedError(
             Location(CONFIG_FILE), "E112", f"'output' folder {out.parent.name}/ is a link to a folder outside the project"
-        )
-
-
-def _refuse_schema_change(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
-    """A build may not ship a released note type with other fields or templates (E501)."""
-    if snapshot is None:
-        return
-    for key, notetype in notetypes.items():
-        released = snapshot.schemas.get(key)
-        if released is not None and released != notetype.schema() and not notetype.renames_in_place(released):
-            raise LocatedError(
-                Location(notetype.source or "deckbuild/apkg/notetypes.py"),
-                "E501",
-                f"note type '{key}' changed its fields or templates since release {snapshot.version}; Anki would "
-                "create a duplicate note type and stop updating learners' notes. Revert it, or ship it as a major "
-                "release that says so: deckbuild release --bump major --allow-schema-change",
-            )
-
-
-def _refuse_missing_notetypes(snapshot: Snapshot | None, notetypes: Mapping[str, NoteType]) -> None:
-    """A released note type must stay declared: its notes keep shipping, retired ones too (E224)."""
-    if snapshot is None:
-        return
-    for key in sorted(set(snapshot.schemas) - set(notetypes)):
-        raise LocatedError(
-            Location(f"notetypes/{key}"),
-            "E224",
-            f"note type '{key}' shipped in release {snapshot.version} and its notes keep shipping (Anki never deletes "
-            f"them, and retired ones ship as they last did); restore notetypes/{key}/ (git checkout notetypes/{key})",
         )
 
 

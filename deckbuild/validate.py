@@ -38,10 +38,19 @@ class CardFacts:
     claims: tuple[tuple[tuple[str, ...], Location, int, str], ...] = ()  # (answer tokens, where, cN, body)
 
 
-def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invalid: Collection[str] = ()) -> list[Problem]:
+def validate_cards(
+    cards: Sequence[Card],
+    store: FactStore | None = None,
+    invalid: Collection[str] = (),
+    *,
+    facts: Sequence[CardFacts] | None = None,
+    own: bool = True,
+) -> list[Problem]:
     """Duplicate ids, dangling references, text, cloze and diagram rules for every card.
 
     `invalid`: ids of cards left out for their own errors; a reference to one is not dangling.
+    `facts`: deck_facts(cards, store), if read already.  `own=False`: without the problems each
+    card has on its own (own_problems(facts) lists them), which are then not copied.
     """
     problems: list[Problem] = []
     first_seen: dict[str, Card] = {}
@@ -59,9 +68,10 @@ def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invali
         if card.related or card.duplicate_of or card.of or card.kind in ("formula", "fact"):
             problems.extend(_check_references(card, first_seen, invalid))
     deleted_by: dict[tuple[str, tuple[str, ...]], str] = {}
-    for card, facts in zip(cards, _facts(cards, store), strict=True):
-        problems.extend(facts.problems)
-        for answer, where, number, body in facts.claims:  # E414: two clozes of one question, one answer
+    for card, found in zip(cards, deck_facts(cards, store) if facts is None else facts, strict=True):
+        if own:
+            problems.extend(found.problems)
+        for answer, where, number, body in found.claims:  # E414: two clozes of one question, one answer
             claimed = deleted_by.setdefault((card.of, answer), card.id)
             if claimed != card.id:
                 problems.append(
@@ -76,7 +86,12 @@ def validate_cards(cards: Sequence[Card], store: FactStore | None = None, invali
     return problems
 
 
-def _facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
+def own_problems(facts: Sequence[CardFacts]) -> list[Problem]:
+    """The problems the cards of these facts have on their own, in card order."""
+    return [problem for found in facts for problem in found.problems]
+
+
+def deck_facts(cards: Sequence[Card], store: FactStore | None) -> list[CardFacts]:
     """Every card's facts, file by file: kept ones where the store has them, else computed (and kept)."""
     out: list[CardFacts] = []
     for path, grouped in groupby(cards, key=_PATH):  # a file's cards are consecutive (sources.load_cards)
