@@ -200,7 +200,7 @@ def _plan(
         allow_identity_change=allow_identity_change, releasing=goal == "release",
     )  # fmt: skip
     ok = goal == "build" and variant is None and package and config is not None and unreadable is None
-    beside = start_beside(checks, len(cards), jobs) if ok and not strict and not has_errors(problems) else None
+    beside = start_beside(checks, len(cards), cache.cards_read, jobs) if ok and not strict and not has_errors(problems) else None
     # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are
     # checked by a thread meanwhile (no process is forked from here on).
     last = last_collection(root / CACHE_DIR) if goal != "check" and variant is None and package else None

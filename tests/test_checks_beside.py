@@ -1,14 +1,15 @@
 """The deck-wide checks in a forked child beside the build (deckbuild/beside.py, deck_checks.py).
 
-Real `deckbuild build` processes, on small decks with the card threshold lowered to 0 in
-the process (a large deck's build is what the benchmark measures; what matters here is that
-the child's checks decide exactly as the build's own would).  Each process records which
+Real `deckbuild build` processes, rebuilding small decks with the card threshold lowered to
+0 in the process (a large deck's build is what the benchmark measures; what matters here is
+that the child's checks decide exactly as the build's own would).  Each process records which
 process ran the checks, so every test knows the child did the work, or the build did.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -104,9 +105,22 @@ VALID = {
 }
 
 
-def test_checks_beside_give_the_build_and_warnings_of_checks_in_the_build(tmp_path: Path) -> None:
-    here = _project(tmp_path / "here", VALID)
-    there = _project(tmp_path / "there", VALID)
+EDITED = {"cards/a.yaml": VALID["cards/a.yaml"].replace("the 3th of the schedule", "the third of the schedule")}
+
+
+def _built(root: Path) -> Path:
+    """A project of the VALID cards, built once: a first build, whose cards were all parsed,
+    checks them itself (beside.py's child would copy the pages of its fullest heap)."""
+    project = _project(root, VALID)
+    first, ran = _build(project)
+    assert first.returncode == 0 and ran == ["build"], first.stderr
+    return project
+
+
+def test_a_rebuild_checked_beside_gives_the_build_and_warnings_of_one_checked_in_it(tmp_path: Path) -> None:
+    here, there = _built(tmp_path / "here"), _built(tmp_path / "there")
+    write_tree(here, EDITED)
+    write_tree(there, EDITED)
 
     alone, ran_alone = _build(here, "--jobs", "1")
     forked, ran_forked = _build(there)
@@ -129,8 +143,10 @@ def test_checks_beside_give_the_build_and_warnings_of_checks_in_the_build(tmp_pa
     ids=["duplicate-id", "dangling-reference", "shared-guid"],
 )
 def test_errors_found_beside_fail_the_build_as_before_and_write_nothing(tmp_path: Path, cards: dict[str, str]) -> None:
-    here = _project(tmp_path / "here", {**VALID, **cards})
-    there = _project(tmp_path / "there", {**VALID, **cards})
+    here, there = _built(tmp_path / "here"), _built(tmp_path / "there")
+    before = _outputs(there)
+    write_tree(here, cards)
+    write_tree(there, cards)
 
     alone, ran_alone = _build(here, "--jobs", "1")
     forked, ran_forked = _build(there)
@@ -138,16 +154,18 @@ def test_errors_found_beside_fail_the_build_as_before_and_write_nothing(tmp_path
     assert ran_alone == ["build"] and ran_forked == ["child"]
     assert alone.returncode == forked.returncode == 1
     assert forked.stderr == alone.stderr and " E" in alone.stderr, alone.stderr
-    assert _outputs(there) == {} and not (there / "dist").exists()
+    assert _outputs(there) == before
 
 
 def test_the_checks_errors_come_before_a_later_stage_refusal_and_otherwise_it_stands(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     results = {}
-    for name, cards in (("broken", {**VALID, "cards/dup.yaml": _card(1)}), ("valid", VALID)):
+    for name, cards in (("broken", {"cards/dup.yaml": _card(1)}), ("valid", EDITED)):
         for jobs in ("1", "default"):
-            project = _project(tmp_path / f"{name}-{jobs}", {**cards, "deck.yaml": DECK + "output: dist\n"})
+            project = _built(tmp_path / f"{name}-{jobs}")
+            write_tree(project, cards)
+            shutil.rmtree(project / "dist")
             (project / "dist").symlink_to(outside)  # E112, raised by the stages after the checks
             results[name, jobs] = _build(project, *(["--jobs", jobs] if jobs == "1" else []))
     for name, code in (("broken", "E108"), ("valid", "E112")):
@@ -161,8 +179,9 @@ def test_the_checks_errors_come_before_a_later_stage_refusal_and_otherwise_it_st
 
 @pytest.mark.parametrize("how", ["exit", "raise"])
 def test_a_failed_child_costs_only_time(tmp_path: Path, how: str) -> None:
-    here = _project(tmp_path / "here", {**VALID, "cards/dup.yaml": _card(1)})
-    there = _project(tmp_path / "there", {**VALID, "cards/dup.yaml": _card(1)})
+    here, there = _built(tmp_path / "here"), _built(tmp_path / "there")
+    write_tree(here, {"cards/dup.yaml": _card(1)})
+    write_tree(there, {"cards/dup.yaml": _card(1)})
 
     alone, _ran = _build(here, "--jobs", "1")
     forked, ran = _build(there, child_fails=how)

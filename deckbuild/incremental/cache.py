@@ -83,6 +83,7 @@ class BuildCache:
         self._made_folder = made_folder  # the cache folder was made for it (removed again on drop())
         self._code = code_fingerprint().encode()
         self._used_parsed: set[bytes] = set()
+        self.cards_read = 0  # cards read back this build, not parsed (most of a rebuild's, none of a first build's)
         self._used_notes: set[bytes] = set()
         self._fresh_notes: list[tuple[Any, ...]] = []
         self._rendered: dict[bytes, str] = {}  # rendered by parse workers this build
@@ -125,6 +126,7 @@ class BuildCache:
             # keys it cannot take from the last plan (few), and digest() computes those.
             kept_cards, kept_problems, _kept_digests = self._memo.parsed[key]
             self._used_parsed.add(key)
+            self.cards_read += len(kept_cards)
             return list(kept_cards), list(kept_problems)
         if self._conn is None:
             return None
@@ -140,6 +142,7 @@ class BuildCache:
             return None
         self._remember_digests(cards, digests)
         self._used_parsed.add(key)
+        self.cards_read += len(cards)
         if self._memo is not None:
             self._memo.parsed[key] = (tuple(cards), tuple(result[1]), tuple(digests))
         return result
@@ -385,9 +388,8 @@ class BuildCache:
 
     def save_notes(self) -> None:
         """Write the notes rendered this build; forget unused ones once they pile up."""
-        if not self._writable:
+        if not self._writable or self._conn is None:
             return
-        assert self._conn is not None
         self._flush_notes()
         try:
             total = self._conn.execute("SELECT count(*) FROM notes").fetchone()[0]
@@ -404,11 +406,9 @@ class BuildCache:
 
     def store_card_ords(self, ords: Mapping[str, str]) -> None:
         """Keep the ordinals of this build's notes only (a small table: one short row per note)."""
-        if not self._writable:
-            return
-        assert self._conn is not None
-        with contextlib.suppress(sqlite3.Error):
-            cache_db.store_ords(self._conn, self._stored_ords, ords)
+        if self._writable and self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                cache_db.store_ords(self._conn, self._stored_ords, ords)
 
     def keep(self) -> None:
         """Commit what this build learnt and close: called once the command's own files are
