@@ -63,7 +63,7 @@ def main(project: Path | None) -> None:
     default=None,
     help="Worker processes for parsing card files and drawing diagrams [default: the number of cores, "
     "parsing in workers only for 1 MB of cards or more]; 1 parses in this process and draws in one worker. "
-    "With 2 or more, a deck of 15,000 cards or more is also checked by a forked copy of the build "
+    "With 2 or more, a rebuild of 15,000 cards or more is also checked by a forked copy of the build "
     "while the build goes on. The package is deflated by a thread per core (up to 4) either way.",
 )
 @IDENTITY_OPTION
