@@ -10,6 +10,7 @@ the project's diagrams) or whose result a later stage uses (the images) stay in 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from deckbuild.errors import Problem
 if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
     from deckbuild.beside import Beside
+    from deckbuild.incremental.cache import BuildCache
     from deckbuild.model import Card, DeckConfig
     from deckbuild.release.identity import Known
     from deckbuild.release.record import Record
@@ -33,6 +35,36 @@ MIN_CARDS_BESIDE = 15_000
 plan a little more than the fork: every page of memory the plan writes to while the child
 lives is copied first.  Measured against checks in the plan (pairs of one-card edit builds):
 no difference at 10,000 generated cards, 7% less time at 30,000, 9% at 100,000."""
+
+
+def checked(
+    root: Path,
+    config: DeckConfig | None,
+    cards: Sequence[Card],
+    declared: Mapping[str, NoteType],
+    store: BuildCache,
+    invalid: Collection[str],
+    record: Record | None,
+    previous: Snapshot | None,
+    past: Known | None,
+    *,
+    allow_identity_change: bool,
+    releasing: bool,
+    jobs: int | None,
+) -> tuple[list[Problem], Found | None, Beside[Found] | None]:
+    """The cards' own problems (validate.own_problems, from their facts in `store`), and the
+    problems of deck_checks: found here, or by the child returned, forked if start_beside
+    says so (`jobs` 0: never).  The facts are not kept once the problems are found: a first
+    build's are one object per card, through its peak."""
+    from deckbuild.validate import deck_facts, own_problems
+
+    facts = deck_facts(cards, store)
+    checks = functools.partial(
+        deck_checks, root, config, cards, declared, facts, invalid, record, previous, past,
+        allow_identity_change=allow_identity_change, releasing=releasing,
+    )  # fmt: skip
+    child = start_beside(checks, len(cards), store.cards_read, jobs) if jobs != 0 else None
+    return own_problems(facts), checks() if child is None else None, child
 
 
 def start_beside(checks: Callable[[], Found], cards: int, read: int, jobs: int | None) -> Beside[Found] | None:

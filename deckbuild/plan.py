@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deckbuild.deck_checks import deck_checks, start_beside
+from deckbuild.deck_checks import checked
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors, problem_order
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
@@ -160,7 +160,6 @@ def _plan(
     from deckbuild.notetypes.load import load_notetypes
     from deckbuild.release import record as record_stage
     from deckbuild.sources import load_cards
-    from deckbuild.validate import deck_facts, own_problems
 
     # Stage 1: the deck's configuration and the note types it declares (notetypes/<key>/).
     config, problems = load_config(root)
@@ -191,26 +190,24 @@ def _plan(
     # Stage 4: checks across the deck: ids, references, text rules, diagram specs, images
     # (named as they shipped, checked by content), and identity against what shipped.  The
     # checks of the cards in memory (deck_checks.py) run in a forked child beside the rest of
-    # the plan when the deck is large and nothing has failed yet (start_beside); their problems
+    # the plan when the deck is large and nothing has failed yet (checked); their problems
     # then decide, once in, exactly as they would have before the later stages.
     invalid = {p.subject for p in card_problems if p.subject}
-    facts = deck_facts(cards, cache)  # unchanged card files' facts come from the cache
-    checks = functools.partial(
-        deck_checks, root, config, cards, declared, facts, invalid, record, previous, past,
-        allow_identity_change=allow_identity_change, releasing=goal == "release",
-    )  # fmt: skip
     ok = goal == "build" and variant is None and package and config is not None and unreadable is None
-    beside = start_beside(checks, len(cards), cache.cards_read, jobs) if ok and not strict and not has_errors(problems) else None
+    own, found, beside = checked(  # unchanged card files' facts (their cards' own problems) come from the cache
+        root, config, cards, declared, cache, invalid, record, previous, past,
+        allow_identity_change=allow_identity_change, releasing=goal == "release",
+        jobs=jobs if ok and not strict and not has_errors(problems) else 0,
+    )  # fmt: skip
     # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are
     # checked by a thread meanwhile (no process is forked from here on).
     last = last_collection(root / CACHE_DIR) if goal != "check" and variant is None and package else None
-    found = checks() if beside is None else None
     shipped = (record.extra.get("media") or {}) if record is not None else {}
     images, image_problems = check_images(root, cards, shipped)
     read = image_problems + diagram_problems(root, cards, cache)  # the project's diagrams/, read without running it
 
     def all_problems(deck: list[Problem], notetype: list[Problem], then: list[Problem]) -> list[Problem]:
-        return sorted([*problems, *deck, *own_problems(facts), *notetype, *read, *then], key=problem_order)
+        return sorted([*problems, *deck, *own, *notetype, *read, *then], key=problem_order)
 
     rest = functools.partial(
         _after_checks, root, goal, inputs, cache, config, cards, notetypes, declared, record, previous, past, images,

@@ -33,9 +33,9 @@ DECK = "name: Beside\nnamespace: beside-test\nversion: 1.0.0\ndescription: Check
 # process that made it; CHILD_FAILS makes the child (not the build) fail as it starts checking.
 RUNNER = """
 import os, sys
-import deckbuild.deck_checks as checks, deckbuild.plan as plan
+import deckbuild.deck_checks as checks
 checks.MIN_CARDS_BESIDE = 0
-real, main = plan.deck_checks, os.getpid()
+real, main = checks.deck_checks, os.getpid()
 def recorded(*args, **kwargs):
     with open(os.environ["CHECKS_LOG"], "a") as log:
         log.write("build\\n" if os.getpid() == main else "child\\n")
@@ -44,7 +44,7 @@ def recorded(*args, **kwargs):
     if os.getpid() != main and os.environ.get("CHILD_FAILS") == "raise":
         raise RuntimeError("the child fails")
     return real(*args, **kwargs)
-plan.deck_checks = recorded
+checks.deck_checks = recorded
 sys.argv = ["deckbuild", *sys.argv[1:]]
 from deckbuild.cli import run
 run()
