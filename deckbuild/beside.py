@@ -87,8 +87,6 @@ def start(work: Callable[[], T]) -> Beside[T] | None:
     runs the work itself)."""
     if sys.platform != "linux" or threading.active_count() > 1:
         return None
-    for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice
-        stream.flush()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover -- the child (coverage does not follow it); tests check its result

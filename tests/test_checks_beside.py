@@ -214,12 +214,18 @@ try:
     os.waitpid(slow._pid, os.WNOHANG)
 except ChildProcessError:
     print("gone")
+import sys
+sys.stderr.write("buffered, not flushed")  # the child leaves by os._exit: never written twice
+child = beside.start(lambda: 1)
+assert child.result() == 1
 """
 
 
-def test_the_childs_result_comes_back_and_a_cancelled_child_is_gone() -> None:
+def test_the_childs_result_comes_back_once_and_a_cancelled_child_is_gone() -> None:
     # In a process of its own: a test process may have threads of its own (pytest-xdist's).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stderr buffered, as by default
     proc = subprocess.run(
-        [sys.executable, "-c", UNIT], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", UNIT], env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0 and proc.stdout == "gone\n", proc.stderr
+    assert proc.stderr == "buffered, not flushed"
