@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,33 +38,33 @@ lives is copied first.  Measured against checks in the plan (pairs of one-card e
 no difference at 10,000 generated cards, 7% less time at 30,000, 9% at 100,000."""
 
 
-def checked(
-    root: Path,
-    config: DeckConfig | None,
-    cards: Sequence[Card],
-    declared: Mapping[str, NoteType],
-    store: BuildCache,
-    invalid: Collection[str],
-    record: Record | None,
-    previous: Snapshot | None,
-    past: Known | None,
-    *,
-    allow_identity_change: bool,
-    releasing: bool,
-    jobs: int | None,
-) -> tuple[list[Problem], Found | None, Beside[Found] | None]:
+@dataclass(frozen=True)
+class Checked:
+    """What the checks read besides the cards' facts: the cards, their project, and what
+    earlier builds and releases left (`invalid`: ids of cards left out for their own errors)."""
+
+    root: Path
+    config: DeckConfig | None
+    cards: Sequence[Card]
+    declared: Mapping[str, NoteType]
+    invalid: Collection[str]
+    record: Record | None
+    previous: Snapshot | None
+    past: Known | None
+    allow_identity_change: bool
+    releasing: bool
+
+
+def checked(deck: Checked, store: BuildCache, jobs: int | None) -> tuple[list[Problem], Found | None, Beside[Found] | None]:
     """The cards' own problems (validate.own_problems, from their facts in `store`), and the
     problems of deck_checks: found here, or by the child returned, forked if start_beside
     says so (`jobs` 0: never).  The facts are not kept once the problems are found: a first
     build's are one object per card, through its peak."""
     from deckbuild.validate import deck_facts, own_problems
 
-    facts = deck_facts(cards, store)
-    checks = functools.partial(
-        deck_checks, root, config, cards, declared, facts, invalid, record, previous, past,
-        allow_identity_change=allow_identity_change, releasing=releasing,
-    )  # fmt: skip
-    child = start_beside(checks, len(cards), store.cards_read, jobs) if jobs != 0 else None
+    facts = deck_facts(deck.cards, store)
+    checks = functools.partial(deck_checks, deck, facts)
+    child = start_beside(checks, len(deck.cards), store.cards_read, jobs) if jobs != 0 else None
     return own_problems(facts), checks() if child is None else None, child
 
 
@@ -85,20 +86,7 @@ def start_beside(checks: Callable[[], Found], cards: int, read: int, jobs: int |
     return start(checks)
 
 
-def deck_checks(
-    root: Path,
-    config: DeckConfig | None,
-    cards: Sequence[Card],
-    declared: Mapping[str, NoteType],
-    facts: Sequence[CardFacts],
-    invalid: Collection[str],
-    record: Record | None,
-    previous: Snapshot | None,
-    past: Known | None,
-    *,
-    allow_identity_change: bool,
-    releasing: bool,
-) -> Found:
+def deck_checks(deck: Checked, facts: Sequence[CardFacts]) -> Found:
     """The problems these checks find, in three lists the plan reports in this order, with
     others between: the deck's (ids, references, clozes of one question; the cards' own
     problems follow, validate.own_problems), the note types' (declared cards, template
@@ -114,17 +102,21 @@ def deck_checks(
     from deckbuild.release import identity
     from deckbuild.validate import validate_cards
 
-    deck = validate_cards(cards, invalid=invalid, facts=facts, own=False)
-    notetypes = check_declared_cards(root, cards, declared) + template_media_problems(root, declared.values())
+    found = validate_cards(deck.cards, invalid=deck.invalid, facts=facts, own=False)
+    notetypes = check_declared_cards(deck.root, deck.cards, deck.declared)
+    notetypes += template_media_problems(deck.root, deck.declared.values())
     then: list[Problem] = []
+    config, record, previous = deck.config, deck.record, deck.previous
     if config is not None:
-        then += check_guids(config.namespace, cards)
-        then += identity.check_identity(root, config, cards, allow_change=allow_identity_change, releasing=releasing, past=past)
-        then += variant_stage.check_variants(config, cards)
+        then += check_guids(config.namespace, deck.cards)
+        then += identity.check_identity(
+            deck.root, config, deck.cards, allow_change=deck.allow_identity_change, releasing=deck.releasing, past=deck.past
+        )
+        then += variant_stage.check_variants(config, deck.cards)
         if previous is not None:  # releases/retired.yaml: why each retired note left, what replaces it
             from deckbuild.release import retirement
 
-            then += retirement.check(root, cards, previous)
+            then += retirement.check(deck.root, deck.cards, previous)
         if record is not None:  # a variant's deck name against the one it was built with
-            then += variant_stage.check_renamed(config, record.extra, allow_identity_change)
-    return deck, notetypes, then
+            then += variant_stage.check_renamed(config, record.extra, deck.allow_identity_change)
+    return found, notetypes, then

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deckbuild.deck_checks import checked
+from deckbuild.deck_checks import Checked, checked
 from deckbuild.errors import LocatedError, Location, Problem, ProjectInvalid, has_errors, problem_order
 from deckbuild.layout import CACHE_DIR, CONFIG_FILE, RECORD_FILE
 from deckbuild.model import Progress
@@ -194,11 +194,9 @@ def _plan(
     # then decide, once in, exactly as they would have before the later stages.
     invalid = {p.subject for p in card_problems if p.subject}
     ok = goal == "build" and variant is None and package and config is not None and unreadable is None
-    own, found, beside = checked(  # unchanged card files' facts (their cards' own problems) come from the cache
-        root, config, cards, declared, cache, invalid, record, previous, past,
-        allow_identity_change=allow_identity_change, releasing=goal == "release",
-        jobs=jobs if ok and not strict and not has_errors(problems) else 0,
-    )  # fmt: skip
+    to_check = Checked(root, config, cards, declared, invalid, record, previous, past, allow_identity_change, goal == "release")
+    # Unchanged card files' facts (their cards' own problems) come from the cache.
+    own, found, beside = checked(to_check, cache, jobs if ok and not strict and not has_errors(problems) else 0)
     # The last package's collection, for stage 11 to copy unchanged rows from: its bytes are
     # checked by a thread meanwhile (no process is forked from here on).
     last = last_collection(root / CACHE_DIR) if goal != "check" and variant is None and package else None
