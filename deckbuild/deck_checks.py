@@ -94,8 +94,8 @@ def deck_checks(deck: Checked, facts: Sequence[CardFacts]) -> Found:
     variants, retirement).  `facts`: validate.deck_facts of the cards.
 
     The cards' own problems are left to the plan, which has them (`facts`): at 100,000
-    generated cards, 30,000 warnings, and handing them back from a child took longer than
-    the checks they came with."""
+    generated cards, 30,000 warnings, and handing them back from a child cost the plan 0.08 s
+    of the 0.4 s the child saves."""
     from deckbuild import variants as variant_stage
     from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.media import template_media_problems
