@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from conftest import copy_project, write_tree
 from images import png
 from previewsite import index_entries
@@ -430,5 +431,109 @@ def test_a_card_file_kept_whole_between_saves_follows_the_cards_its_notes_show(t
         assert same_as_fresh("moved") == ["first-now", "base-question", "other-question"]  # b.yaml moved, kept
         _edit(a, "Only the changed pages.", "Only the pages that changed.")
         assert same_as_fresh("unrelated") == ["first-now", "base-question", "other-question"]
+    finally:
+        resident.close()
+
+
+MOMENTS = {
+    # when the newer save comes -> what the package did before it stopped
+    "as the last package's rows are copied": ["schema", "notes copy stopped"],
+    "as the indexes are made": ["schema", "notes copied", "notes copied", "cards copied", "cards copied"],
+    "in memory (no scratch file in the cache folder), as its rows go in": ["schema"],
+    "as the collection is zipped": [
+        "schema",
+        "notes copied",
+        "notes copied",
+        "cards copied",
+        "cards copied",
+        "zipping collection.anki2",
+    ],
+}
+
+
+@pytest.mark.parametrize("moment", list(MOMENTS))
+def test_a_newer_save_stops_the_package_within_its_longest_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    """The copy of the unchanged notes' rows and each index are one SQLite statement, and the
+    zip of the collection one loop, each a tenth of a second or more at 100,000 notes: a newer
+    save stops the package within them instead of waiting for them to end.  Nothing of it is
+    written, it is not started again some other way, and the next package is the one a fresh
+    build writes."""
+    import threading
+
+    import genanki
+    from test_row_copy import _deck
+
+    from deckbuild.apkg import package as apkg_package
+    from deckbuild.apkg import row_copy, zipwrite
+    from deckbuild.preview.live_state import State
+    from deckbuild.preview.packer import package_pages
+    from deckbuild.preview.resident import Resident
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    monkeypatch.setattr(apkg_package, "PROGRESS_STEPS", 10)  # a test deck's statements are short
+    project = _deck(tmp_path / "deck")
+    resident = Resident(project, project / "dist" / "preview")
+    try:
+        resident.redraw_site()
+        resident.write_package()
+        (package,) = (project / "dist").glob("*.apkg")
+        before = package.read_bytes()
+        _edit(project / "cards" / "part-1.yaml", "by 105 units.", "by 105 units, roughly.")  # copied runs on both sides
+        resident.redraw_site()
+
+        newer = threading.Event()
+        seen: list[str] = []
+        copy_notes, copy_cards, member = row_copy.copy_notes, row_copy.copy_cards, zipwrite.Deflater.member
+        write_to_db = genanki.Package.write_to_db
+
+        def notes_copied(cursor: object, run: row_copy.Run, next_id: int) -> int:
+            if moment.endswith("copied"):
+                newer.set()  # the newer save comes as the copy starts
+            try:
+                cards = copy_notes(cursor, run, next_id)  # type: ignore[arg-type]
+            except row_copy.CopyFailed:
+                seen.append("notes copy stopped")
+                raise
+            seen.append("notes copied")
+            return cards
+
+        def cards_copied(cursor: object, run: row_copy.Run, next_id: int, cards: int) -> None:
+            copy_cards(cursor, run, next_id, cards)  # type: ignore[arg-type]
+            seen.append("cards copied")
+            if moment.endswith("made") and seen.count("cards copied") == 2:
+                newer.set()  # the last rows are in: the indexes come next
+
+        def zipping(self: zipwrite.Deflater, name: str, chunks: object) -> zipwrite.Member:
+            if name == "collection.anki2" and moment.endswith("zipped"):
+                newer.set()
+            seen.append(f"zipping {name}")
+            return member(self, name, chunks)  # type: ignore[arg-type]
+
+        def schema(self: genanki.Package, *args: object) -> None:
+            seen.append("schema")
+            write_to_db(self, *args)
+            if moment.startswith("in memory"):
+                newer.set()
+
+        monkeypatch.setattr(row_copy, "copy_notes", notes_copied)
+        monkeypatch.setattr(row_copy, "copy_cards", cards_copied)
+        monkeypatch.setattr(zipwrite.Deflater, "member", zipping)
+        monkeypatch.setattr(genanki.Package, "write_to_db", schema)
+        if moment.startswith("in memory"):  # as a read-only or full disk gives
+            monkeypatch.setattr(apkg_package, "_package_via_file", lambda *args: None)
+        state, said = State(), []
+        package_pages(resident, state, said.append, newer)
+        assert seen == MOMENTS[moment]
+        assert package.read_bytes() == before and state.package is None and said == []
+        assert resident.pending is not None  # still owed
+        assert not list((project / ".deckbuild-cache").glob("package-*.anki2"))  # no scratch collection left
+
+        seen.clear()
+        package_pages(resident, state, said.append, threading.Event())
+        assert ("notes copied" in seen) != moment.startswith("in memory")  # the next package copies the rows again
+        assert state.package == package and resident.pending is None and said == []
+        _same_as_fresh(project, tmp_path / "work")
     finally:
         resident.close()

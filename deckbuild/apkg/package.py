@@ -31,6 +31,40 @@ the file 0.30 -> 0.28 s, as the file is 6% smaller (less space left over at the 
 (8 KB: within a run's spread).  Anki and every SQLite read the page size from the file's header."""
 
 
+PROGRESS_STEPS = 20_000
+"""SQLite virtual-machine steps between two asks of a package's checkpoint within one statement
+(a fraction of a millisecond): the copy of a large deck's unchanged rows, or an index of
+them, is one statement of a tenth of a second or more at 100,000 notes, which a newer save in
+`deckbuild serve` would otherwise wait for (tests lower this)."""
+
+
+class _Stop:
+    """SQLite's progress handler for a package that may be abandoned: it asks `checkpoint`
+    inside every statement, and what that raised ends the statement; `check` raises it again,
+    in place of SQLite's error and of the fallbacks that error starts (a collection made
+    without copied rows, or in memory)."""
+
+    def __init__(self, checkpoint: Callable[[], None] | None) -> None:
+        self._checkpoint = checkpoint
+        self.raised: BaseException | None = None
+
+    def __call__(self) -> int:
+        if self.raised is None and self._checkpoint is not None:
+            try:
+                self._checkpoint()
+            except BaseException as exc:  # SQLite is only told to stop; check() raises it
+                self.raised = exc
+        return 0 if self.raised is None else 1
+
+    def watch(self, conn: sqlite3.Connection) -> None:
+        if self._checkpoint is not None:
+            conn.set_progress_handler(self, PROGRESS_STEPS)
+
+    def check(self) -> None:
+        if self.raised is not None:
+            raise self.raised
+
+
 class _Model(genanki.Model):  # type: ignore[misc]
     """A genanki Model whose mod is ours, not the package timestamp (and, for a declared
     note type, whose `req` is Anki's, not genanki's: see deckbuild/apkg/template_language.py)."""
@@ -229,8 +263,9 @@ def write_package(
 ) -> bytes:
     """Build the .apkg and return its bytes (the caller writes them atomically).
 
-    `checkpoint`, called every thousand notes and before the zip, may raise to abandon the
-    package (serve, when a newer save makes it outdated).
+    `checkpoint`, called every thousand notes, within every SQLite statement (_Stop), before
+    the zip and for every chunk of the collection zipped, may raise to abandon the package
+    (serve, when a newer save makes it outdated): that is raised, and nothing is kept.
 
     `work_dir`: a folder of the project for a scratch copy of the collection (deleted
     before returning); without one the collection is built in memory.  Same bytes either way.
@@ -268,8 +303,10 @@ def write_package(
     copyable = min(copyable, len(notes))
     keys = [row_copy.note_key(n) for n in notes[:copyable]] if last is not None else None
     note_ids: list[int] = []  # each note's id, then the id after the last (for the next build's copies)
+    stop = _Stop(checkpoint)
 
     def fill(conn: sqlite3.Connection, last: row_copy.Collection | None) -> None:
+        stop.watch(conn)
         cursor = conn.cursor()
         cursor.execute(f"PRAGMA page_size = {COLLECTION_PAGE_BYTES}")  # before the first table
         # genanki writes the schema, the collection, the deck and the note types ...
@@ -325,9 +362,11 @@ def write_package(
                 keep(row_copy.Collection(path, layout, kept, list(note_ids), copyable, crc))
 
         try:
-            data = _package_via_file(work_dir, lambda conn: fill(conn, last), media, made)
-        except row_copy.CopyFailed:  # then every row is made here
-            data = _package_via_file(work_dir, lambda conn: fill(conn, None), media, made)
+            data = _package_via_file(work_dir, lambda conn: fill(conn, last), media, made, checkpoint)
+        except row_copy.CopyFailed:  # then every row is made here (unless the copy was stopped)
+            stop.check()
+            data = _package_via_file(work_dir, lambda conn: fill(conn, None), media, made, checkpoint)
+        stop.check()  # a stopped statement gives None too: abandoned, not an unwritable folder
         if data is not None:
             return data
     # In memory, not a temp file: a build writes nothing outside the project, even if killed.
@@ -335,9 +374,12 @@ def write_package(
     try:
         fill(conn, None)
         db_bytes = conn.serialize()
+    except sqlite3.Error:
+        stop.check()
+        raise
     finally:
         conn.close()
-    return _zip(db_bytes, media)
+    return _zip(db_bytes, media, checkpoint=checkpoint)
 
 
 def _package_via_file(
@@ -345,6 +387,7 @@ def _package_via_file(
     fill: Callable[[sqlite3.Connection], None],
     media: Sequence[MediaFile],
     made: Callable[[Path, int], None],
+    checkpoint: Callable[[], None] | None = None,
 ) -> bytes | None:
     """The package with its collection built in a scratch file of `work_dir` and streamed
     into the zip, so a large deck's collection is never held in memory twice (the database
@@ -369,7 +412,7 @@ def _package_via_file(
             finally:
                 conn.close()
             crc: list[int] = []
-            data = _zip(name, media, crc)
+            data = _zip(name, media, crc, checkpoint)
         except (OSError, sqlite3.OperationalError):
             return None
         made(name, crc[0])
@@ -392,21 +435,36 @@ def subdeck_names(deck_name: str, subdecks: Iterable[str]) -> list[str]:
     return sorted(names)
 
 
-def _zip(collection: bytes | Path, media: Sequence[MediaFile], crc: list[int] | None = None) -> bytes:
+def _zip(
+    collection: bytes | Path,
+    media: Sequence[MediaFile],
+    crc: list[int] | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> bytes:
     """The .apkg: the collection (its bytes, or the scratch file holding them: `crc` then receives
-    the file's CRC-32), the media map, the media, deflated by a thread per core (apkg/zipwrite.py)."""
+    the file's CRC-32), the media map, the media, deflated by a thread per core (apkg/zipwrite.py).
+    `checkpoint` is called before each chunk of the collection is read (it may raise)."""
     from deckbuild.apkg.zipwrite import CHUNK, Deflater, archive
     from deckbuild.jobs import default_jobs
 
     with Deflater(default_jobs()) as deflater:
         if isinstance(collection, Path):
-            first = deflater.member("collection.anki2", _collection_chunks(collection, crc if crc is not None else []))
+            chunks: Iterable[bytes] = _collection_chunks(collection, crc if crc is not None else [])
         else:
-            first = deflater.member("collection.anki2", (collection[i : i + CHUNK] for i in range(0, len(collection), CHUNK)))
+            chunks = (collection[i : i + CHUNK] for i in range(0, len(collection), CHUNK))
+        first = deflater.member("collection.anki2", _asking(checkpoint, chunks))
         index = json.dumps({str(i): m.name for i, m in enumerate(media)}).encode()
         members = [first, deflater.member("media", [index])]
         members += [deflater.member(str(i), [item.path.read_bytes()]) for i, item in enumerate(media)]
         return archive(members)
+
+
+def _asking(checkpoint: Callable[[], None] | None, chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """`chunks`, with `checkpoint` called before each."""
+    for chunk in chunks:
+        if checkpoint is not None:
+            checkpoint()
+        yield chunk
 
 
 # A database file's header counts its writes and names the SQLite version that made it
