@@ -65,7 +65,9 @@ def with_package(planned: Plan, checkpoint: Callable[[], None] | None = None) ->
             checkpoint()
         source = Source(root, config, planned.cards, planned.notetypes)
         keys = [v.key for v in config.variants]
-        packages = variant_stage.build_packages(source, stamped, planned.notetype_mods, media_files, record.extra, keys, {})
+        packages = variant_stage.build_packages(
+            source, stamped, planned.notetype_mods, media_files, record.extra, keys, {}, checkpoint
+        )
     except BaseException:
         cache.drop()
         raise

@@ -17,7 +17,7 @@ Which notes a variant ships:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,8 +157,10 @@ def package(
     media: Sequence[MediaFile],
     chosen: set[str],
     latest: str,
+    checkpoint: Callable[[], None] | None = None,
 ) -> VariantPackage:
-    """The variant's .apkg: the full deck's stamped notes in `chosen`, under the variant's deck name."""
+    """The variant's .apkg: the full deck's stamped notes in `chosen`, under the variant's deck name
+    (`checkpoint`: apkg/package.py's, to abandon it)."""
     from deckbuild.apkg.package import write_package
     from deckbuild.render import markdown_html, plain
 
@@ -180,6 +182,7 @@ def package(
         notetype_mods=notetype_mods,
         notes=notes,
         media=files,
+        checkpoint=checkpoint,
     )
     return VariantPackage(path, data, len(notes), _cards(data), len(files))
 
@@ -199,11 +202,12 @@ def build_packages(
     record_extra: Mapping[str, Any],
     keys: Sequence[str],
     chosen: Mapping[str, frozenset[str]] | None = None,
+    checkpoint: Callable[[], None] | None = None,
 ) -> list[VariantPackage]:
     """The packages of the variants named in `keys`, from the full deck's stamped notes.
 
     `chosen`: a variant's notes decided already (by its release); the others ship what
-    matches now and what their last release shipped.
+    matches now and what their last release shipped.  `checkpoint`: see package.
     """
     from deckbuild.release import variants as history
 
@@ -215,7 +219,8 @@ def build_packages(
         if ids is None:
             released = history.released_ids(source.root, record_extra, key)
             ids = members(variant, source.cards, retired_facts(source.cards, [s.note for s in stamped]), released)
-        out.append(package(source, variant, stamped, notetype_mods, media, ids, history.description_line(record_extra, key)))
+        latest = history.description_line(record_extra, key)
+        out.append(package(source, variant, stamped, notetype_mods, media, ids, latest, checkpoint))
     return out
 
 
