@@ -435,29 +435,16 @@ def test_a_card_file_kept_whole_between_saves_follows_the_cards_its_notes_show(t
         resident.close()
 
 
+ROWS_IN = ["schema", "notes copied", "notes copied", "cards copied", "cards copied"]
+"""What a package of the test deck does up to its indexes (two runs of its rows copied around the edit)."""
+
 MOMENTS = {
     # when the newer save comes -> what the package did before it stopped
     "as the last package's rows are copied": ["schema", "notes copy stopped"],
-    "as the indexes are made": ["schema", "notes copied", "notes copied", "cards copied", "cards copied"],
+    "as the indexes are made": ROWS_IN,
     "in memory (no scratch file in the cache folder), as its rows go in": ["schema"],
-    "as the collection is zipped": [
-        "schema",
-        "notes copied",
-        "notes copied",
-        "cards copied",
-        "cards copied",
-        "zipping collection.anki2",
-    ],
-    "as a variant's package is made (after the deck's)": [
-        "schema",
-        "notes copied",
-        "notes copied",
-        "cards copied",
-        "cards copied",
-        "zipping collection.anki2",
-        "zipping media",
-        "schema",
-    ],
+    "as the collection is zipped": [*ROWS_IN, "zipping collection.anki2"],
+    "as a variant's package is made (after the deck's)": [*ROWS_IN, "zipping collection.anki2", "zipping media", "schema"],
 }
 
 
