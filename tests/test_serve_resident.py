@@ -203,6 +203,45 @@ def test_a_save_makes_the_index_entries_of_its_own_cards_only(tmp_path: Path, mo
         resident.close()
 
 
+def test_a_card_added_first_moves_every_entry_to_another_index_file_but_makes_only_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A card added before the others shifts every later entry into the next file of index/: those
+    files are written again, from the entries made before (only the new card's is made), and the
+    site is still the one a preview writes."""
+    from deckbuild.preview import site
+    from deckbuild.preview.resident import Resident
+
+    monkeypatch.setattr(site, "INDEX_CHUNK", 3)
+    monkeypatch.setattr("deckbuild.preview.resident.INDEX_CHUNK", 3)
+    made: list[str] = []
+    real = site.index_row
+
+    def counted(view: site.CardView) -> str:
+        made.append(view.key)
+        return real(view)
+
+    monkeypatch.setattr(site, "index_row", counted)
+    project = copy_project("sample", tmp_path)
+    out = project / "dist" / "preview"
+    resident = Resident(project, out)
+    try:
+        resident.redraw_site()
+        made.clear()
+        basics = project / "cards" / "basics.yaml"
+        new = "- id: added-first\n  question: Which card comes first now?\n  answer: This one.\n"
+        basics.write_text(new + "  difficulty: easy\n  topics: [foundations::text]\n\n" + basics.read_text("utf-8"), "utf-8")
+        drawn = resident.redraw_site()
+        assert made == ["added-first"]
+        assert len([name for name in drawn.written if name.startswith("index/")]) == (len(resident.views) + 2) // 3
+    finally:
+        resident.close()
+    site.write_preview(_sources(project, tmp_path / "fresh"), tmp_path / "site")
+    served, previewed = _tree(out), _tree(tmp_path / "site")
+    assert sorted(served) == sorted(previewed)
+    assert [name for name in served if served[name] != previewed[name]] == []
+
+
 def test_a_package_abandoned_for_a_newer_save_writes_nothing_and_stays_owed(tmp_path: Path) -> None:
     """A save abandons the package the last save is still making: dist/ keeps the last complete
     package, and the pages shown still get theirs (the next save's, or these if it fails)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import operator
 import re
 import shutil
 import string
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from deckbuild.errors import PreviewError
 from deckbuild.layout import CACHE_DIR
@@ -365,48 +366,50 @@ INDEX_CHUNK = 1000
 
 
 class IndexRows:
-    """The index's files of entries (index/NNNN.js), kept from one save to the next (serve): a
-    save makes the entries of its new views only, and the files whose views changed.  (A
-    bounded cache of entries missed every one of them once a deck had more cards than it held:
-    6 s of a save at 100,000 cards.)"""
+    """The index's files of entries (index/NNNN.js), kept from one save to the next (serve): a save
+    makes the entries of its new views only, and the files whose views changed (a bounded cache
+    of entries missed every one once a deck outgrew it: 6 s of a save at 100,000 cards)."""
 
     def __init__(self) -> None:
-        # By identity: a save keeps the unchanged cards' view objects (card_views), and hashing
-        # every view's sides was a third of the index's time at 100,000 cards.
-        self._rows: dict[int, tuple[CardView, str]] = {}
-        self._files: list[tuple[tuple[CardView, ...], bytes, IndexFacets]] = []  # each file's views, bytes, facets
+        self._files: list[_EntryFile] = []
         self.facets: IndexFacets | None = None  # of the views of the last call: what the index's filters offer
 
     def files(self, views: Sequence[CardView]) -> list[tuple[str, bytes, bool]]:
-        """Every file of entries of `views`: (path in the site, bytes, whether it is new or changed
-        since the last call); each holds its views, so no id of `_rows` is reused meanwhile."""
-        old_rows, rows = self._rows, {}
+        """Every file of entries of `views`: (path in the site, bytes, whether new or changed since the
+        last call); a file of the very view objects of the last call's is kept whole."""
+        old = self._files
+        everywhere: dict[int, _Row] | None = None  # the last call's rows of every file, made once a view moved
         out: list[tuple[str, bytes, bool]] = []
-        files = []
+        files: list[_EntryFile] = []
         for number, start in enumerate(range(0, len(views), INDEX_CHUNK)):
             chunk = tuple(views[start : start + INDEX_CHUNK])
-            last = self._files[number] if number < len(self._files) else None
-            if last is not None and len(last[0]) == len(chunk) and all(a is b for a, b in zip(last[0], chunk, strict=True)):
-                data, facets, fresh = last[1], last[2], False
-                for view in chunk:
-                    rows[id(view)] = old_rows[id(view)]
-            else:
-                entries = []
-                for view in chunk:
-                    kept = old_rows.get(id(view))
-                    rows[id(view)] = kept if kept is not None and kept[0] is view else (view, index_row(view))
-                    entries.append(rows[id(view)][1])
-                data, facets, fresh = index_file(entries), index_facets(chunk), True
-            files.append((chunk, data, facets))
-            out.append((index_file_name(number), data, fresh))
-        self._rows, self._files = rows, files
-        difficulties: set[str] = set()
-        topics: set[str] = set()
-        for _chunk, _data, (chunk_difficulties, chunk_topics) in files:
-            difficulties |= chunk_difficulties
-            topics |= chunk_topics
-        self.facets = (difficulties, topics)
+            last = old[number] if number < len(old) else None
+            if last is not None and len(last.views) == len(chunk) and all(map(operator.is_, last.views, chunk)):
+                files.append(last)
+                out.append((index_file_name(number), last.data, False))
+                continue
+            rows: dict[int, _Row] = {}
+            for view in chunk:
+                kept = last.rows.get(id(view)) if last is not None else None
+                if kept is None or kept[0] is not view:  # moved from another file, or new
+                    everywhere = everywhere or {key: row for file in old for key, row in file.rows.items()}
+                    kept = everywhere.get(id(view))
+                rows[id(view)] = kept if kept is not None and kept[0] is view else (view, index_row(view))
+            files.append(_EntryFile(chunk, rows, index_file([row[1] for row in rows.values()]), index_facets(chunk)))
+            out.append((index_file_name(number), files[-1].data, True))
+        self._files = files
+        self.facets = (set().union(*(f.facets[0] for f in files)), set().union(*(f.facets[1] for f in files)))
         return out
+
+
+_Row = tuple["CardView", str]  # a view and its entry, by the view's id (hashing every view's sides cost a third of the index)
+
+
+class _EntryFile(NamedTuple):  # one file of index/: its views (held: no id in `rows` is reused), rows, bytes, facets
+    views: tuple[CardView, ...]
+    rows: dict[int, _Row]
+    data: bytes
+    facets: IndexFacets
 
 
 IndexFacets = tuple[set[str], set[str]]
