@@ -57,15 +57,21 @@ def _sources(project: Path, dest: Path) -> Path:
     return dest
 
 
-def _same_as_fresh(project: Path, work: Path) -> None:
-    """The served site and package equal what a preview of a copy of the sources writes, with no cache."""
+def _site_as_fresh(project: Path, out: Path, work: Path) -> Path:
+    """The site in `out` equals what a preview of a copy of the sources (no cache) writes; the copy."""
     from deckbuild.preview.site import write_preview
 
     fresh = _sources(project, work / "fresh")
     write_preview(fresh, work / "site")
-    served, previewed = _tree(project / "dist" / "preview"), _tree(work / "site")
+    served, previewed = _tree(out), _tree(work / "site")
     assert sorted(served) == sorted(previewed)
     assert [name for name in served if served[name] != previewed[name]] == []
+    return fresh
+
+
+def _same_as_fresh(project: Path, work: Path) -> None:
+    """The served site and package equal what a preview of a copy of the sources writes, with no cache."""
+    fresh = _site_as_fresh(project, project / "dist" / "preview", work)
     packages = {p.name: p.read_bytes() for p in (project / "dist").glob("*.apkg")}  # the deck's and its variants'
     assert packages and packages == {p.name: p.read_bytes() for p in (fresh / "dist").glob("*.apkg")}
     shutil.rmtree(work)
@@ -170,6 +176,21 @@ def test_the_redraw_set_is_a_function_of_the_changeset() -> None:
     assert redraw(edited, config_changed=True) == Redraw(full=True)
 
 
+def _index_rows_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys of the views whose index entries are made from now on, in order."""
+    from deckbuild.preview import site
+
+    made: list[str] = []
+    real = site.index_row
+
+    def counted(view: site.CardView) -> str:
+        made.append(view.key)
+        return real(view)
+
+    monkeypatch.setattr(site, "index_row", counted)
+    return made
+
+
 def test_a_save_makes_the_index_entries_of_its_own_cards_only(tmp_path: Path, monkeypatch: object) -> None:
     """The index of every card is written again on each save, but only the saved cards' entries are made anew."""
     import pytest
@@ -179,14 +200,7 @@ def test_a_save_makes_the_index_entries_of_its_own_cards_only(tmp_path: Path, mo
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
     project = copy_project("sample", tmp_path)
-    made: list[str] = []
-    real = site.index_row
-
-    def counted(view: site.CardView) -> str:
-        made.append(view.key)
-        return real(view)
-
-    monkeypatch.setattr(site, "index_row", counted)
+    made = _index_rows_made(monkeypatch)
     resident = Resident(project, tmp_path / "site")
     try:
         resident.redraw_site()
@@ -214,14 +228,7 @@ def test_a_card_added_first_moves_every_entry_to_another_index_file_but_makes_on
 
     monkeypatch.setattr(site, "INDEX_CHUNK", 3)
     monkeypatch.setattr("deckbuild.preview.resident.INDEX_CHUNK", 3)
-    made: list[str] = []
-    real = site.index_row
-
-    def counted(view: site.CardView) -> str:
-        made.append(view.key)
-        return real(view)
-
-    monkeypatch.setattr(site, "index_row", counted)
+    made = _index_rows_made(monkeypatch)
     project = copy_project("sample", tmp_path)
     out = project / "dist" / "preview"
     resident = Resident(project, out)
@@ -236,10 +243,7 @@ def test_a_card_added_first_moves_every_entry_to_another_index_file_but_makes_on
         assert len([name for name in drawn.written if name.startswith("index/")]) == (len(resident.views) + 2) // 3
     finally:
         resident.close()
-    site.write_preview(_sources(project, tmp_path / "fresh"), tmp_path / "site")
-    served, previewed = _tree(out), _tree(tmp_path / "site")
-    assert sorted(served) == sorted(previewed)
-    assert [name for name in served if served[name] != previewed[name]] == []
+    _site_as_fresh(project, out, tmp_path)
 
 
 def test_a_package_abandoned_for_a_newer_save_writes_nothing_and_stays_owed(tmp_path: Path) -> None:
@@ -339,10 +343,7 @@ def test_a_save_rewrites_only_the_index_file_holding_its_entries(tmp_path: Path,
         assert "a probability for every class." in (out / "index" / f"{place:04d}.js").read_text(encoding="utf-8")
     finally:
         resident.close()
-    site.write_preview(_sources(project, tmp_path / "fresh"), tmp_path / "site")
-    served, previewed = _tree(out), _tree(tmp_path / "site")
-    assert sorted(served) == sorted(previewed)
-    assert [name for name in served if served[name] != previewed[name]] == []
+    _site_as_fresh(project, out, tmp_path)
 
 
 def test_the_cards_kept_between_saves_share_their_note_types_css_and_script(tmp_path: Path) -> None:
