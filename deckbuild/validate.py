@@ -67,11 +67,21 @@ def validate_cards(
     for card in cards:
         if card.related or card.duplicate_of or card.of or card.kind in ("formula", "fact"):
             problems.extend(_check_references(card, first_seen, invalid))
-    deleted_by: dict[tuple[str, tuple[str, ...]], str] = {}
-    for card, found in zip(cards, deck_facts(cards, store) if facts is None else facts, strict=True):
+    problems += claim_problems(cards, deck_facts(cards, store) if facts is None else facts, {}, own=own)
+    return problems
+
+
+def claim_problems(
+    cards: Sequence[Card], facts: Sequence[CardFacts], deleted_by: dict[tuple[str, tuple[str, ...]], str], *, own: bool = False
+) -> list[Problem]:
+    """E414: two clozes of one question deleting the same answer, card by card (with each card's
+    own problems first if `own`).  `deleted_by`: (question, answer) -> the first card deleting it,
+    filled as the cards are read."""
+    problems: list[Problem] = []
+    for card, found in zip(cards, facts, strict=True):
         if own:
             problems.extend(found.problems)
-        for answer, where, number, body in found.claims:  # E414: two clozes of one question, one answer
+        for answer, where, number, body in found.claims:
             claimed = deleted_by.setdefault((card.of, answer), card.id)
             if claimed != card.id:
                 problems.append(
@@ -226,14 +236,10 @@ def _cloze_rules(card: Card) -> list[Problem]:
 
 def _check_references(card: Card, by_id: dict[str, Card], invalid: Collection[str] = ()) -> list[Problem]:
     problems = []
-    for key, targets in (
-        ("related", card.related),
-        ("duplicate_of", (card.duplicate_of,) if card.duplicate_of else ()),
-        ("of", (card.of,) if card.of else ()),
-    ):
+    for key, targets in _references(card):
         for target in targets:
             if target == card.id:
-                problems.append(Problem(card.where(key), "E110", f"card '{card.id}': '{key}' names the card itself"))
+                problems.append(_names_itself(card, key))
             elif target not in by_id:
                 if target in invalid:  # the card exists; its own errors are reported
                     continue
@@ -246,6 +252,36 @@ def _check_references(card: Card, by_id: dict[str, Card], invalid: Collection[st
                         f"card '{card.id}': 'of' must name a question card; '{target}' is a {by_id[target].kind} card",
                     )
                 )
+    return problems + _origin_problems(card)
+
+
+def reference_problems(card: Card) -> list[Problem]:
+    """_check_references' problems for a deck in which every card named exists and every `of`
+    names a question card: those the card has on its own (it names itself; E105)."""
+    problems = []
+    for key, targets in _references(card):
+        for target in targets:
+            if target == card.id:
+                problems.append(_names_itself(card, key))
+    return problems + _origin_problems(card)
+
+
+def _references(card: Card) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each key of the card that names other cards, and the ids it names."""
+    return (
+        ("related", card.related),
+        ("duplicate_of", (card.duplicate_of,) if card.duplicate_of else ()),
+        ("of", (card.of,) if card.of else ()),
+    )
+
+
+def _names_itself(card: Card, key: str) -> Problem:
+    return Problem(card.where(key), "E110", f"card '{card.id}': '{key}' names the card itself")
+
+
+def _origin_problems(card: Card) -> list[Problem]:
+    """E105: a cloze that neither names its question nor gives what it would inherit from one."""
+    problems = []
     if card.kind in ("formula", "fact"):
         if not card.of and not card.difficulty:
             problems.append(
