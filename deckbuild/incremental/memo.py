@@ -48,6 +48,28 @@ class FileNotes(NamedTuple):
     keys: tuple[bytes, ...]  # its notes' keys in the cache
 
 
+class FileChecks(NamedTuple):
+    """A card file's share of the deck-wide checks (file_checks.py), while its cards are the
+    same objects: what it adds to the deck's sets of ids, GUIDs and cloze answers,
+    and the problems found among its own cards."""
+
+    cards: tuple[Card, ...]
+    namespace: str  # the GUIDs' (deck.yaml's namespace)
+    ids: frozenset[str]
+    twice: bool  # an id given to two of its cards
+    named: frozenset[str]  # the ids its cards name (related, duplicate_of, of), their own left out
+    of: frozenset[str]  # the ids its clozes give as `of`, their own left out
+    not_qa: frozenset[str]  # its cards that are not question cards
+    references: tuple[Problem, ...]  # validate.reference_problems of its cards
+    claimed: frozenset[tuple[str, tuple[str, ...]]]  # (question, answer) its clozes delete (E414)
+    claim_problems: tuple[Problem, ...]  # E414 among its own clozes
+    guids: frozenset[str]
+    guid_problems: tuple[Problem, ...]  # E222 among its own cards
+    shipped: dict[str, str]  # id -> GUID, its cards without previous_ids (identity: E225)
+    kinds: dict[str, str]  # id -> note type key, its cards without previous_ids (identity: E172)
+    renamed: tuple[Card, ...]  # its cards with previous_ids
+
+
 @dataclass
 class Memo:
     """Cache values by cache key; BuildCache reads it before the file and fills it as it goes."""
@@ -67,6 +89,9 @@ class Memo:
     files: dict[str, tuple[bytes, object]] = field(default_factory=dict)
     """By file: its bytes as a stage last read them and the value it made of them (the build
     record: release/record.py), for a stage above this package to check and take back."""
+    file_checks: dict[str, FileChecks] = field(default_factory=dict)
+    """Each card file's share of the deck-wide checks in the last plan, by display path
+    (file_checks.py): a file with the same card objects keeps it."""
     runs: dict[str, tuple[tuple[Card, ...], tuple[CardFacts, ...]]] = field(default_factory=dict)
     """Each card file's cards and facts in the last plan, by display path: an edited file's
     unedited cards keep their facts (card_key)."""

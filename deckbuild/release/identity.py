@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from deckbuild.errors import LocatedError, Location, Problem
-from deckbuild.incremental.memo import Memo
+from deckbuild.incremental.memo import FileChecks, Memo
 from deckbuild.layout import CONFIG_FILE
 from deckbuild.model import Card, DeckConfig, MediaFile
 from deckbuild.release.record import Record
@@ -118,21 +119,48 @@ def check_identity(
     allow_change: bool = False,
     releasing: bool = False,
     past: Known | None = None,
+    files: Sequence[FileChecks] | None = None,
 ) -> list[Problem]:
     """Every identity problem: a changed namespace or deck name, bad previous_ids, kind changes,
-    and (warnings) cards that look like a renamed released card.  `past`: known(root), if read already."""
+    and (warnings) cards that look like a renamed released card.  `past`: known(root), if read
+    already.  `files`: the cards' files' shares of the checks (serve: file_checks.py), which
+    spare walking the files whose cards all have the GUID and note type they were last built with."""
     if past is None:
         try:
             past = known(root)
         except LocatedError:
             return []  # an unreadable record or snapshot: build and release report it (E160, E503)
     problems = _check_deck(root, config, past, allow_change, releasing)
-    problems += _check_previous_ids(cards)
-    problems += _check_moved(config, cards, past)
-    problems += _check_kept_guids(config, cards, past)
-    problems += _check_kinds(cards, past)
+    if files is None:
+        problems += _check_previous_ids(cards)
+        problems += _check_moved(config, cards, past)
+        problems += _check_kept_guids(config, cards, past)
+        problems += _check_kinds(cards, past)
+    else:
+        problems += _check_files(config, cards, files, past)
     problems += _looks_renamed(cards, past)
     return problems
+
+
+def _check_files(config: DeckConfig, cards: Sequence[Card], files: Sequence[FileChecks], past: Known) -> list[Problem]:
+    """check_identity's checks of each card, file by file: the same problems in the same order.
+    The GUIDs (E225) and note types (E172) of a file's cards without previous_ids are compared
+    with the last build's in C; only a file where one differs (or a card is new) is walked."""
+    renamed = [card for file in files for card in file.renamed]
+    problems = _check_previous_ids(cards, renamed)
+    problems += _check_moved(config, renamed, past)  # it checks only cards with previous_ids
+    guids: list[Problem] = []
+    kinds: list[Problem] = []
+    guids_kept = past.namespace in (None, config.namespace)  # else E170, and no E225
+    built, known_kind = past.built_guids.get, past.kinds.get
+    for file in files:
+        if guids_kept and not (
+            file.namespace == config.namespace and all(map(operator.eq, map(built, file.shipped), file.shipped.values()))
+        ):
+            guids += _check_kept_guids(config, file.cards, past)
+        if file.renamed or not all(map(operator.eq, map(known_kind, file.kinds), file.kinds.values())):
+            kinds += _check_kinds(file.cards, past)
+    return problems + guids + kinds
 
 
 def namespace_changed(root: Path, config: DeckConfig, past: Known | None = None) -> str | None:
@@ -212,9 +240,10 @@ def _check_deck(root: Path, config: DeckConfig, past: Known, allow: bool, releas
     return problems
 
 
-def _check_previous_ids(cards: Sequence[Card]) -> list[Problem]:
+def _check_previous_ids(cards: Sequence[Card], renamed: Sequence[Card] | None = None) -> list[Problem]:
+    """E126 for previous_ids; `renamed`: the cards that have some, if known already."""
     problems: list[Problem] = []
-    renamed = [card for card in cards if card.previous_ids]
+    renamed = [card for card in cards if card.previous_ids] if renamed is None else renamed
     if not renamed:
         return problems
     live = {card.id: card for card in cards}
