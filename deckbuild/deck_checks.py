@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from deckbuild.apkg.notetypes import NoteType
     from deckbuild.beside import Beside
     from deckbuild.incremental.cache import BuildCache
+    from deckbuild.incremental.memo import Memo
     from deckbuild.model import Card, DeckConfig
     from deckbuild.release.identity import Known
     from deckbuild.release.record import Record
@@ -63,7 +64,7 @@ def checked(deck: Checked, store: BuildCache, jobs: int | None) -> tuple[list[Pr
     from deckbuild.validate import deck_facts, own_problems
 
     facts = deck_facts(deck.cards, store)
-    checks = functools.partial(deck_checks, deck, facts)
+    checks = functools.partial(deck_checks, deck, facts, store.memo())
     child = start_beside(checks, len(deck.cards), store.cards_read, jobs) if jobs != 0 else None
     return own_problems(facts), checks() if child is None else None, child
 
@@ -86,7 +87,7 @@ def start_beside(checks: Callable[[], Found], cards: int, read: int, jobs: int |
     return start(checks)
 
 
-def deck_checks(deck: Checked, facts: Sequence[CardFacts]) -> Found:
+def deck_checks(deck: Checked, facts: Sequence[CardFacts], memo: Memo | None = None) -> Found:
     """The problems these checks find, in three lists the plan reports in this order, with
     others between: the deck's (ids, references, clozes of one question; the cards' own
     problems follow, validate.own_problems), the note types' (declared cards, template
@@ -95,22 +96,37 @@ def deck_checks(deck: Checked, facts: Sequence[CardFacts]) -> Found:
 
     The cards' own problems are left to the plan, which has them (`facts`): at 100,000
     generated cards, 30,000 warnings, and handing them back from a child cost the plan 0.08 s
-    of the 0.4 s the child saves."""
+    of the 0.4 s the child saves.  `memo` (serve): the checks across the deck are put together
+    from each card file's share, kept there (file_checks.py)."""
+    from deckbuild import file_checks
     from deckbuild import variants as variant_stage
     from deckbuild.notetypes.fields import check_declared_cards, check_guids
     from deckbuild.notetypes.media import template_media_problems
     from deckbuild.release import identity
     from deckbuild.validate import validate_cards
 
-    found = validate_cards(deck.cards, invalid=deck.invalid, facts=facts, own=False)
+    config, record, previous = deck.config, deck.record, deck.previous
+    files = file_checks.shares(deck.cards, facts, config.namespace, memo) if memo is not None and config else None
+    ids = file_checks.ids_once(files) if files is not None else None
+    if ids is None:  # an id given twice: every check as in a build
+        files = None
+    found = file_checks.deck_problems(files, ids) if files is not None and ids is not None else None
+    if found is None:
+        found = validate_cards(deck.cards, invalid=deck.invalid, facts=facts, own=False)
     notetypes = check_declared_cards(deck.root, deck.cards, deck.declared)
     notetypes += template_media_problems(deck.root, deck.declared.values())
     then: list[Problem] = []
-    config, record, previous = deck.config, deck.record, deck.previous
     if config is not None:
-        then += check_guids(config.namespace, deck.cards)
+        guids = file_checks.guid_problems(files) if files is not None else None
+        then += check_guids(config.namespace, deck.cards) if guids is None else guids
         then += identity.check_identity(
-            deck.root, config, deck.cards, allow_change=deck.allow_identity_change, releasing=deck.releasing, past=deck.past
+            deck.root,
+            config,
+            deck.cards,
+            allow_change=deck.allow_identity_change,
+            releasing=deck.releasing,
+            past=deck.past,
+            files=files,
         )
         then += variant_stage.check_variants(config, deck.cards)
         if previous is not None:  # releases/retired.yaml: why each retired note left, what replaces it
