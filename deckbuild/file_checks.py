@@ -53,7 +53,6 @@ def shares(cards: Sequence[Card], facts: Sequence[CardFacts], namespace: str, me
 
 def share(cards: tuple[Card, ...], facts: Sequence[CardFacts], namespace: str) -> FileChecks:
     """One card file's share of the checks (its cards, in order, and their facts)."""
-    ids = frozenset(card.id for card in cards)
     claimed: dict[tuple[str, tuple[str, ...]], str] = {}
     claims = claim_problems(cards, facts, claimed)
     references = [
@@ -66,8 +65,7 @@ def share(cards: tuple[Card, ...], facts: Sequence[CardFacts], namespace: str) -
     return FileChecks(
         cards,
         namespace,
-        ids,
-        twice=len(ids) != len(cards),
+        frozenset(card.id for card in cards),
         named=frozenset(ref for card in cards for ref in (*card.related, card.duplicate_of, card.of) if ref and ref != card.id),
         of=frozenset(card.of for card in cards if card.of and card.of != card.id),
         not_qa=frozenset(card.id for card in cards if card.kind != "qa"),
@@ -84,7 +82,7 @@ def share(cards: tuple[Card, ...], facts: Sequence[CardFacts], namespace: str) -
 
 def ids_once(files: Sequence[FileChecks]) -> frozenset[str] | None:
     """Every card id of the deck, or None if one is given twice (E108: the checks then run as in a build)."""
-    if any(file.twice for file in files):
+    if any(len(file.ids) != len(file.cards) for file in files):
         return None
     ids = frozenset().union(*(file.ids for file in files))
     return ids if len(ids) == sum(len(file.ids) for file in files) else None

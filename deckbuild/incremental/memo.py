@@ -55,8 +55,7 @@ class FileChecks(NamedTuple):
 
     cards: tuple[Card, ...]
     namespace: str  # the GUIDs' (deck.yaml's namespace)
-    ids: frozenset[str]
-    twice: bool  # an id given to two of its cards
+    ids: frozenset[str]  # fewer than its cards if one is given twice
     named: frozenset[str]  # the ids its cards name (related, duplicate_of, of), their own left out
     of: frozenset[str]  # the ids its clozes give as `of`, their own left out
     not_qa: frozenset[str]  # its cards that are not question cards

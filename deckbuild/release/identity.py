@@ -154,9 +154,7 @@ def _check_files(config: DeckConfig, cards: Sequence[Card], files: Sequence[File
     guids_kept = past.namespace in (None, config.namespace)  # else E170, and no E225
     built, known_kind = past.built_guids.get, past.kinds.get
     for file in files:
-        if guids_kept and not (
-            file.namespace == config.namespace and all(map(operator.eq, map(built, file.shipped), file.shipped.values()))
-        ):
+        if guids_kept and not all(map(operator.eq, map(built, file.shipped), file.shipped.values())):
             guids += _check_kept_guids(config, file.cards, past)
         if file.renamed or not all(map(operator.eq, map(known_kind, file.kinds), file.kinds.values())):
             kinds += _check_kinds(file.cards, past)
