@@ -108,10 +108,11 @@ def deck_checks(deck: Checked, facts: Sequence[CardFacts], memo: Memo | None = N
     config, record, previous = deck.config, deck.record, deck.previous
     files = file_checks.shares(deck.cards, facts, config.namespace, memo) if memo is not None and config else None
     ids = file_checks.ids_once(files) if files is not None else None
-    if ids is None:  # an id given twice: every check as in a build
-        files = None
-    found = file_checks.deck_problems(files, ids) if files is not None and ids is not None else None
-    if found is None:
+    if files is None or ids is None:  # no shares, or an id given twice: every check as in a build
+        files, found = None, None
+    else:
+        found = file_checks.deck_problems(files, ids)
+    if found is None:  # or files that touch
         found = validate_cards(deck.cards, invalid=deck.invalid, facts=facts, own=False)
     notetypes = check_declared_cards(deck.root, deck.cards, deck.declared)
     notetypes += template_media_problems(deck.root, deck.declared.values())

@@ -19,7 +19,6 @@ import operator
 from collections.abc import Collection, Sequence
 from itertools import groupby
 
-from deckbuild.apkg.ids import note_guid
 from deckbuild.errors import Problem
 from deckbuild.incremental.memo import FileChecks, Memo
 from deckbuild.model import Card
@@ -61,7 +60,7 @@ def share(cards: tuple[Card, ...], facts: Sequence[CardFacts], namespace: str) -
         if card.related or card.duplicate_of or card.of or card.kind in ("formula", "fact")
         for problem in reference_problems(card)
     ]
-    fresh = [card for card in cards if not card.previous_ids]
+    guids = [card_guid(namespace, card) for card in cards]
     return FileChecks(
         cards,
         namespace,
@@ -72,10 +71,10 @@ def share(cards: tuple[Card, ...], facts: Sequence[CardFacts], namespace: str) -
         references=tuple(references),
         claimed=frozenset(claimed),
         claim_problems=tuple(claims),
-        guids=frozenset(card_guid(namespace, card) for card in cards),
+        guids=frozenset(guids),
         guid_problems=tuple(check_guids(namespace, cards)),
-        shipped={card.id: card.guid or note_guid(namespace, card.id) for card in fresh},
-        kinds={card.id: notetype_of(card) for card in fresh},
+        shipped={card.id: guid for card, guid in zip(cards, guids, strict=True) if not card.previous_ids},
+        kinds={card.id: notetype_of(card) for card in cards if not card.previous_ids},
         renamed=tuple(card for card in cards if card.previous_ids),
     )
 
